@@ -1,0 +1,45 @@
+# Concord — two commands: `make run` (the app on data/concord.db with the demo study)
+# and `make check` (lint + the whole test suite). Both create or reuse .venv.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+RUNTIME := $(VENV)/.runtime-installed
+DEV := $(VENV)/.dev-installed
+PORT ?= 8501
+
+.PHONY: run check test lint format browser venv bench clean-db
+
+$(RUNTIME): requirements.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+$(DEV): $(RUNTIME) requirements-dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@touch $@
+
+venv: $(DEV)
+
+run: $(RUNTIME)
+	$(PY) -m concord init
+	$(VENV)/bin/streamlit run app.py --server.port $(PORT)
+
+browser:
+	@scripts/ensure-chromium.sh
+
+lint: $(DEV)
+	$(VENV)/bin/ruff check .
+
+test: $(DEV) browser
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -q
+
+check: lint test
+
+format: $(DEV)
+	$(VENV)/bin/ruff check --fix .
+
+bench: $(DEV) browser
+	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+clean-db:
+	rm -f data/concord.db data/concord.db-wal data/concord.db-shm

@@ -1,0 +1,45 @@
+"""``export``: human labels as CSV, JSONL, Parquet or ImagenHub TSVs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from concord import export
+from concord.cli.common import db_for
+from concord.config import Settings
+from concord.errors import ConcordError
+from concord.services import labels
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``export`` command."""
+    p = sub.add_parser(
+        "export", help="export the human labels of a study",
+        description="One row per current rating and per ranked image (column 'kind'). "
+                    "csv/jsonl/parquet write one file (stdout when -o is omitted, except "
+                    "parquet); imagenhub writes <Task>/<Task>_<rater>.tsv files into a folder.")
+    p.add_argument("--study", required=True)
+    p.add_argument("--format", choices=export.FORMATS, default="csv")
+    p.add_argument("-o", "--output", help="output file (folder for imagenhub)")
+    p.set_defaults(func=_export)
+
+
+def _export(args: argparse.Namespace, settings: Settings) -> int:
+    db = db_for(settings)
+    if args.format == "imagenhub":
+        if not args.output:
+            raise ConcordError("--format imagenhub needs -o FOLDER")
+        files = export.write_imagenhub(labels.ratings(db, args.study), Path(args.output))
+        print(f"wrote {len(files)} TSV file(s) to {args.output}", file=sys.stderr)
+        return 0
+    data = labels.export_bytes(db, args.study, args.format)
+    if args.output:
+        Path(args.output).write_bytes(data)
+        print(f"wrote {args.output}", file=sys.stderr)
+    elif args.format == "parquet":
+        raise ConcordError("--format parquet needs -o FILE")
+    else:
+        sys.stdout.buffer.write(data)
+    return 0

@@ -1,0 +1,75 @@
+"""``init``, ``studies``, ``delete-study`` and ``validate-rubrics``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from concord.cli.common import db_for, print_table
+from concord.config import Settings
+from concord.errors import ConcordError
+from concord.rubrics import validate_rubrics
+from concord.services import studies
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the set-up commands."""
+    p = sub.add_parser("init", help="create the database and load the demo study if empty",
+                       description="Create (or upgrade) the database. When it holds no study, "
+                                   "load the demo study from data/demo/.")
+    p.add_argument("--no-demo", action="store_true", help="do not load the demo study")
+    p.set_defaults(func=_init)
+
+    p = sub.add_parser("studies", help="list studies with their counts")
+    p.set_defaults(func=_studies)
+
+    p = sub.add_parser("delete-study", help="delete a study and everything in it",
+                       description="Delete a study: its prompts, images, ratings, rankings, "
+                                   "metric scores and assignments. Raters stay.")
+    p.add_argument("--study", required=True)
+    p.add_argument("--yes", action="store_true", help="confirm; required")
+    p.set_defaults(func=_delete)
+
+    p = sub.add_parser("validate-rubrics", help="check every rubric file",
+                       description="Check every rubrics/*.yaml file; print each problem with "
+                                   "its file and key.")
+    p.add_argument("--dir", help="rubrics folder (default: the repository's rubrics/)")
+    p.set_defaults(func=_validate_rubrics)
+
+
+def _init(args: argparse.Namespace, settings: Settings) -> int:
+    db = db_for(settings)
+    summary = None if args.no_demo else studies.ensure_demo(db)
+    print(f"database ready: {settings.db_path}")
+    if summary is not None:
+        print(f"loaded demo study {summary.study!r}: {summary.prompts_added} prompts, "
+              f"{summary.images_added} images")
+    return 0
+
+
+def _studies(args: argparse.Namespace, settings: Settings) -> int:
+    print_table(studies.overview(db_for(settings)))
+    return 0
+
+
+def _delete(args: argparse.Namespace, settings: Settings) -> int:
+    if not args.yes:
+        raise ConcordError(f"deleting study {args.study!r} removes all its ratings; "
+                           "add --yes to confirm")
+    counts = studies.delete(db_for(settings), args.study)
+    print(f"deleted study {args.study!r}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    return 0
+
+
+def _validate_rubrics(args: argparse.Namespace, settings: Settings) -> int:
+    try:
+        problems = validate_rubrics(args.dir)
+    except FileNotFoundError as exc:
+        raise ConcordError(str(exc)) from exc
+    for p in problems:
+        print(p, file=sys.stderr)
+    if problems:
+        print(f"{len(problems)} problem(s)", file=sys.stderr)
+        return 1
+    print("all rubrics are valid")
+    return 0

@@ -1,0 +1,33 @@
+"""Settings read once from the environment (or Streamlit secrets) and passed down."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DB = ROOT / "data" / "concord.db"
+DEMO_MANIFEST = ROOT / "data" / "demo" / "study.yaml"
+RUBRICS_DIR = ROOT / "rubrics"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Where the database is and how the app is reached."""
+
+    db_path: Path
+    base_url: str = "http://localhost:8501"
+    admin_secret: str | None = None
+
+    @classmethod
+    def from_env(cls, db: str | Path | None = None) -> Settings:
+        """Settings from ``CONCORD_DB``, ``CONCORD_BASE_URL``, ``CONCORD_ADMIN_SECRET``.
+
+        Args:
+            db: an explicit database path (``--db``) wins over the environment.
+        """
+        path = Path(db or os.environ.get("CONCORD_DB") or DEFAULT_DB)
+        base = os.environ.get("CONCORD_BASE_URL", "http://localhost:8501").rstrip("/")
+        secret = os.environ.get("CONCORD_ADMIN_SECRET") or None
+        return cls(db_path=path, base_url=base, admin_secret=secret)

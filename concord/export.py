@@ -1,0 +1,117 @@
+"""Exports of human labels: tidy CSV / JSONL / Parquet, and ImagenHub's TSV layout.
+
+One row per current rating and one per ranked image, with a ``kind`` column
+(``rating`` or ``ranking``) and the union of their columns, so a single file holds a
+whole study. CSV cells that a spreadsheet would run as a formula are neutralised.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+COLUMNS = [
+    "study", "kind", "prompt_id", "prompt", "model", "sample", "rater", "criterion", "value",
+    "rank", "position", "seconds", "time",
+]
+FORMATS = ("csv", "jsonl", "parquet", "imagenhub")
+# Characters that make Excel/LibreOffice/Sheets treat a cell as a formula (OWASP).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def labels_frame(ratings: pd.DataFrame, rankings: pd.DataFrame) -> pd.DataFrame:
+    """Ratings and ranked images as one tidy frame with :data:`COLUMNS`."""
+    r = ratings.rename(columns={"created_at": "time"}).assign(kind="rating")
+    k = rankings.rename(columns={"created_at": "time"}).assign(kind="ranking")
+    parts = [p for p in (r, k) if not p.empty]
+    if not parts:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
+    out = pd.concat(parts, ignore_index=True)
+    for col in COLUMNS:
+        if col not in out:
+            out[col] = np.nan
+    return out[COLUMNS]
+
+
+def neutralise(value: object) -> object:
+    """Prefix a text cell that starts like a formula with ``'`` (CSV injection)."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def unneutralise(value: str) -> str:
+    """Undo :func:`neutralise` when reading an exported CSV back."""
+    if value.startswith("'") and value[1:].startswith(_FORMULA_START):
+        return value[1:]
+    return value
+
+
+def to_csv_bytes(frame: pd.DataFrame) -> bytes:
+    """CSV (UTF-8, header, ``\\n``), text cells neutralised."""
+    safe = frame.copy()
+    for col in safe.columns:
+        if safe[col].dtype == object or pd.api.types.is_string_dtype(safe[col]):
+            safe[col] = safe[col].map(neutralise)
+    return safe.to_csv(index=False, lineterminator="\n").encode("utf-8")
+
+
+def to_jsonl_bytes(frame: pd.DataFrame) -> bytes:
+    """JSON Lines, one object per row, NaN as null."""
+    if frame.empty:
+        return b""
+    text = frame.to_json(orient="records", lines=True, force_ascii=False)
+    return (text if text.endswith("\n") else text + "\n").encode("utf-8")
+
+
+def to_parquet_bytes(frame: pd.DataFrame) -> bytes:
+    """Parquet (pyarrow)."""
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+def format_level(value: float) -> str:
+    """A score as ImagenHub writes it: 0, 0.5, 1, 2."""
+    return f"{value:g}"
+
+
+def imagenhub_tables(ratings: pd.DataFrame, *, sc: str = "SC", pr: str = "PR",
+                     ) -> dict[str, str]:
+    """ImagenHub TSVs, ``{"<Task>/<Task>_<rater>.tsv": text}``.
+
+    Rows are the images' uids (prompt order), columns the models (study order), cells
+    ``[SC,PR]``. The task is the prompt's dimension; the uid is the prompt id's part
+    after ``<task>/``.
+    """
+    wanted = ratings[ratings["criterion"].isin([sc, pr])]
+    if wanted.empty:
+        return {}
+    models = list(dict.fromkeys(ratings["model"]))
+    out: dict[str, str] = {}
+    for (task, rater), part in wanted.groupby(["dimension", "rater"], sort=False, dropna=False):
+        task_name = str(task) if isinstance(task, str) else "ratings"
+        cells = part.pivot_table(index="prompt_id", columns=["model", "criterion"],
+                                 values="value", aggfunc="first", sort=False)
+        lines = ["\t".join(["uid", *[m for m in models if m in cells.columns.get_level_values(0)]])]
+        for prompt_id, row in cells.iterrows():
+            uid = str(prompt_id).split("/", 1)[-1]
+            vals = [f"[{format_level(row[(m, sc)])},{format_level(row[(m, pr)])}]"
+                    for m in models if (m, sc) in row.index]
+            lines.append("\t".join([uid, *vals]))
+        out[f"{task_name}/{task_name}_{rater}.tsv"] = "\n".join(lines) + "\n"
+    return out
+
+
+def write_imagenhub(ratings: pd.DataFrame, directory: Path) -> list[Path]:
+    """Write :func:`imagenhub_tables` under ``directory``; returns the files written."""
+    written = []
+    for rel, text in imagenhub_tables(ratings).items():
+        path = directory / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,135 @@
+"""From a manifest to a validated :class:`StudyPlan` (nothing is written here)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from concord.errors import InputError, Problem
+from concord.importers import benchmarks, folders
+from concord.importers.images import verify_many
+from concord.importers.manifest import Manifest, load_manifest
+from concord.importers.tables import TableError, read_records
+from concord.plan import GoldSpec, ImageSpec, PromptSpec, StudyPlan
+
+READERS: dict[str, Callable[[Manifest], folders.Layout]] = {
+    "folder": folders.read_folder,
+    "paraphrase": folders.read_paraphrase,
+    "imagenhub": folders.read_imagenhub,
+    "paircomp": benchmarks.read_paircomp,
+    "geneval2": benchmarks.read_geneval2,
+    "tiif": benchmarks.read_tiif,
+}
+MIN_RANK_SET, MAX_RANK_SET = 2, 16
+
+
+def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
+    """Read and check everything a manifest names; InputError lists every problem.
+
+    Args:
+        path: the manifest (YAML or JSON).
+        progress: optional factory ``(total, desc) -> bar`` with ``update(n)`` and ``close()``.
+    """
+    m = load_manifest(path)
+    layout = READERS[m.layout](m)
+    problems = list(layout.problems)
+    problems += _check_rubric(m)
+    paths = [f for *_, f in layout.files]
+    bar = progress(len(paths), "checking images") if progress and paths else None
+    infos, bad = verify_many(m.root, paths, max_pixels=m.max_pixels, progress=bar)
+    if bar is not None:
+        bar.close()
+    problems += bad
+    images = [
+        ImageSpec(key, model, sample, i.rel_path, i.sha256, i.bytes, i.width, i.height)
+        for key, model, sample, f in layout.files
+        if (i := infos.get(f)) is not None
+    ]
+    models = m.models or layout.models
+    problems += _select_rank_set(m, layout.prompts, models)
+    gold = _read_gold(m, layout.prompts, models, problems)
+    if not layout.prompts and not problems:
+        problems.append(Problem(str(m.path), "the study has no prompts", field="prompts"))
+    if problems:
+        raise InputError(problems)
+    return StudyPlan(name=m.name, protocol=m.protocol, rubric=m.rubric, root=str(m.root),
+                     settings=m.settings(), models=list(models), prompts=layout.prompts,
+                     images=images, gold=gold)
+
+
+def _check_rubric(m: Manifest) -> list[Problem]:
+    try:
+        from concord.rubrics import list_rubrics
+    except ImportError:  # rubric support not installed in this build
+        return []
+    known = list_rubrics()
+    if m.rubric is not None and m.rubric not in known:
+        return [Problem(str(m.path), f"unknown rubric {m.rubric!r} (rubrics: "
+                                     f"{', '.join(known)})", field="rubric")]
+    return []
+
+
+def _select_rank_set(m: Manifest, prompts: list[PromptSpec], models: list[str]) -> list[Problem]:
+    """Mark which prompts a ranking study shows; sampling is seeded and recorded."""
+    r = m.ranking
+    if m.protocol == "score":
+        return []
+    problems: list[Problem] = []
+    if not MIN_RANK_SET <= len(models) <= MAX_RANK_SET:
+        problems.append(Problem(str(m.path), f"ranking needs {MIN_RANK_SET} to {MAX_RANK_SET}"
+                                             f" models per prompt, the study has {len(models)}",
+                                field="models"))
+    keys = [p.key for p in prompts]
+    if r.prompts is not None:
+        unknown = sorted(set(r.prompts) - set(keys))
+        if unknown:
+            problems.append(Problem(str(m.path), f"unknown prompt id(s) {unknown}",
+                                    field="ranking.prompts"))
+        chosen = set(r.prompts)
+    elif r.prompts_per_dimension is not None:
+        chosen = _sample_per_dimension(prompts, r.prompts_per_dimension, r.seed)
+    else:
+        chosen = set(keys)
+    for p in prompts:
+        p.rank_set = p.key in chosen
+    return problems
+
+
+def _sample_per_dimension(prompts: list[PromptSpec], k: int, seed: int) -> set[str]:
+    by_dim: dict[str, list[str]] = {}
+    for p in prompts:
+        by_dim.setdefault(p.dimension or "", []).append(p.key)
+    rng = random.Random(seed)
+    chosen: set[str] = set()
+    for dim in sorted(by_dim):
+        keys = sorted(by_dim[dim])
+        chosen.update(rng.sample(keys, min(k, len(keys))))
+    return chosen
+
+
+def _read_gold(m: Manifest, prompts: list[PromptSpec], models: list[str],
+               problems: list[Problem]) -> list[GoldSpec]:
+    if m.gold is None:
+        return []
+    try:
+        rows = read_records(m.gold, {"prompt_id", "model", "criterion", "expected"})
+    except TableError as exc:
+        problems.extend(exc.problems)
+        return []
+    keys, out = {p.key for p in prompts}, []
+    for line, row in rows:
+        def bad(fld: str, msg: str, line: int = line) -> None:
+            problems.append(Problem(str(m.gold), msg, row=line, field=fld))
+        if row["prompt_id"] not in keys:
+            bad("prompt_id", f"unknown prompt id {row['prompt_id']!r}")
+        if row["model"] not in models:
+            bad("model", f"unknown model {row['model']!r}")
+        try:
+            out.append(GoldSpec(str(row["prompt_id"]), str(row["model"]),
+                                int(row.get("sample") or 0), str(row["criterion"]),
+                                float(row["expected"]), float(row.get("tolerance") or 0)))
+        except ValueError as exc:
+            bad("expected", f"not a number ({exc})")
+    return out

@@ -1,0 +1,133 @@
+"""Reading CSV, JSON and JSONL inputs with errors that name file, row and field."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from concord.errors import Problem
+
+
+class TableError(Exception):
+    """Problems found while reading a table; carries every one of them."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(str(p) for p in problems))
+
+
+def read_text(path: Path) -> str:
+    """The file as UTF-8 text (a BOM is allowed); TableError for a missing or non-UTF-8 file."""
+    label = str(path)
+    if not path.is_file():
+        raise TableError([Problem(label, "file not found")])
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise TableError([Problem(label, f"not UTF-8 text (byte 0x{data[exc.start]:02x} at "
+                                         f"offset {exc.start}); save the file as UTF-8",
+                                  row=line)]) from exc
+
+
+def read_csv_rows(path: Path, required: set[str]) -> list[tuple[int, dict[str, str]]]:
+    """Rows of a CSV (or TSV, by extension) as (line number, row dict).
+
+    Raises:
+        TableError: missing columns, ragged rows, or bad encoding.
+    """
+    text = read_text(path)
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise TableError([Problem(str(path), "empty file: expected a header row")]) from None
+    except csv.Error as exc:
+        raise TableError([Problem(str(path), f"malformed CSV: {exc}", row=1)]) from exc
+    header = [h.strip() for h in header]
+    missing = required - set(header)
+    if missing:
+        raise TableError([Problem(str(path), f"missing column(s) {sorted(missing)}; found "
+                                             f"{header}", row=1)])
+    return _csv_body(path, reader, header)
+
+
+def _csv_body(path: Path, reader: Any, header: list[str]) -> list[tuple[int, dict[str, str]]]:
+    rows: list[tuple[int, dict[str, str]]] = []
+    problems: list[Problem] = []
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            problems.append(Problem(str(path), f"malformed CSV: {exc}", row=reader.line_num))
+            break
+        if not cells or all(not c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            problems.append(Problem(str(path), f"expected {len(header)} cells, found "
+                                               f"{len(cells)}", row=reader.line_num))
+            continue
+        rows.append((reader.line_num, dict(zip(header, cells, strict=True))))
+    if problems:
+        raise TableError(problems)
+    return rows
+
+
+def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """Objects of a JSON Lines file as (line number, object); blank lines skipped."""
+    text = read_text(path)
+    rows: list[tuple[int, dict[str, Any]]] = []
+    problems: list[Problem] = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(str(path), f"malformed JSON: {exc.msg} (column {exc.colno})",
+                                    row=n))
+            continue
+        if not isinstance(obj, dict):
+            problems.append(Problem(str(path), f"expected a JSON object, got "
+                                               f"{type(obj).__name__}", row=n))
+            continue
+        rows.append((n, obj))
+    if problems:
+        raise TableError(problems)
+    return rows
+
+
+def read_json(path: Path) -> Any:
+    """A whole JSON document; TableError with the line of a syntax error."""
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TableError([Problem(str(path), f"malformed JSON: {exc.msg} (column {exc.colno})",
+                                  row=exc.lineno)]) from exc
+
+
+def read_records(path: Path, required: set[str]) -> list[tuple[int, dict[str, Any]]]:
+    """CSV/TSV or JSONL by extension, with the required fields checked per row."""
+    suffix = path.suffix.lower()
+    if suffix in {".csv", ".tsv"}:
+        return read_csv_rows(path, required)
+    if suffix in {".jsonl", ".ndjson"}:
+        rows = read_jsonl(path)
+        problems = [
+            Problem(str(path), f"missing field '{f}'", row=n, field=f)
+            for n, obj in rows
+            for f in sorted(required - set(obj))
+        ]
+        if problems:
+            raise TableError(problems)
+        return rows
+    raise TableError([Problem(str(path), f"unsupported file type '{suffix}' (use .csv, .tsv "
+                                         "or .jsonl)")])

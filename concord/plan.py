@@ -1,0 +1,108 @@
+"""What an import wants the database to hold: plain, validated value objects.
+
+Importers read files into a :class:`StudyPlan`; the store applies a plan in one
+transaction. Nothing here touches the disk or the database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+PROTOCOLS = ("score", "rank", "both")
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionSpec:
+    """One question of a prompt (TIIF yes/no, GenEval 2 VQA, TIFA)."""
+
+    qkey: str
+    text: str
+    answer: str | None = None
+    skill: str | None = None
+
+
+@dataclass(slots=True)
+class PromptSpec:
+    """One prompt with its benchmark metadata."""
+
+    key: str
+    text: str
+    benchmark: str | None = None
+    dimension: str | None = None
+    skills: list[str] | None = None
+    atom_count: int | None = None
+    paraphrase_group: str | None = None
+    variant: str | None = None
+    source_image: str | None = None
+    instruction: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    questions: list[QuestionSpec] = field(default_factory=list)
+    rank_set: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ImageSpec:
+    """One generated image; ``path`` is relative to the study root, None without a file."""
+
+    prompt_key: str
+    model: str
+    sample: int = 0
+    path: str | None = None
+    sha256: str | None = None
+    bytes: int | None = None
+    width: int | None = None
+    height: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GoldSpec:
+    """An expected score for a gold (attention-check) image."""
+
+    prompt_key: str
+    model: str
+    sample: int
+    criterion: str
+    expected: float
+    tolerance: float = 0.0
+
+
+@dataclass(slots=True)
+class StudyPlan:
+    """Everything one manifest describes."""
+
+    name: str
+    protocol: str
+    rubric: str | None
+    root: str | None
+    settings: dict[str, Any] = field(default_factory=dict)
+    models: list[str] = field(default_factory=list)
+    prompts: list[PromptSpec] = field(default_factory=list)
+    images: list[ImageSpec] = field(default_factory=list)
+    gold: list[GoldSpec] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ImportSummary:
+    """What applying a plan changed."""
+
+    study: str
+    created: bool = False
+    models_added: int = 0
+    prompts_added: int = 0
+    questions_added: int = 0
+    images_added: int = 0
+    images_unchanged: int = 0
+    gold_added: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """True when anything was written."""
+        return bool(
+            self.created
+            or self.models_added
+            or self.prompts_added
+            or self.questions_added
+            or self.images_added
+            or self.gold_added
+        )

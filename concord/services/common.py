@@ -1,0 +1,93 @@
+"""Pieces shared by the rating and ranking services."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from sqlite_utils import Database
+
+from concord.errors import AuthError, NotFoundError
+from concord.rubrics import Rubric, load_rubric_by_id
+from concord.store import raters as rater_store
+from concord.store import studies as study_store
+from concord.store import work
+from concord.store.db import now
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """A rater's progress in one study and unit."""
+
+    done: int
+    skipped: int
+    assigned: int
+
+    @property
+    def remaining(self) -> int:
+        """Items still to do."""
+        return max(self.assigned - self.done - self.skipped, 0)
+
+
+def new_submission() -> str:
+    """A nonce minted when a form is shown; the write it carries is stored at most once."""
+    return secrets.token_hex(16)
+
+
+@functools.lru_cache(maxsize=64)
+def rubric(rubric_id: str) -> Rubric:
+    """A rubric by id, parsed once per process (rubric files are read-only data)."""
+    return load_rubric_by_id(rubric_id)
+
+
+def member_study(db: Database, study_name: str, rater_id: int) -> study_store.Study:
+    """The study, if this rater is assigned to it; AuthError otherwise."""
+    study = study_store.get_study(db, study_name)
+    if study.id not in rater_store.studies_of(db, rater_id):
+        raise AuthError(f"you are not assigned to the study {study_name!r}")
+    return study
+
+
+def order_key(seed: int, rater_id: int, item_id: int) -> str:
+    """A per-rater pseudo-random order of items that is stable across requests."""
+    return hashlib.sha256(f"{seed}:{rater_id}:{item_id}".encode()).hexdigest()
+
+
+def pick_next(db: Database, study: study_store.Study, rater_id: int, unit: str) -> int | None:
+    """Open the rater's next item: least-covered first, then their own shuffled order.
+
+    Runs inside the caller's transaction, so concurrent raters see each other's claims.
+    """
+    current = work.open_assignment(db, study.id, rater_id, unit)
+    if current is not None:
+        return current.item_id
+    cands = work.candidates(db, study.id, rater_id, unit, study.k)
+    if not cands:
+        return None
+    seed = int(study.settings.get("seed", 0))
+    best = min(cands, key=lambda c: (c.coverage, order_key(seed, rater_id, c.item_id)))
+    work.claim(db, study.id, rater_id, unit, best.item_id)
+    return best.item_id
+
+
+def progress(db: Database, study: study_store.Study, rater_id: int, unit: str) -> Progress:
+    """Done, skipped and assigned (done + skipped + open + still available) counts."""
+    counts = work.status_counts(db, study.id, rater_id, unit)
+    available = len(work.candidates(db, study.id, rater_id, unit, study.k))
+    assigned = counts["done"] + counts["skipped"] + counts["open"] + available
+    return Progress(counts["done"], counts["skipped"], assigned)
+
+
+def seconds_since(stamp: str) -> float:
+    """Seconds from an ISO timestamp to now (server-side time on item)."""
+    start = dt.datetime.fromisoformat(stamp)
+    return round((dt.datetime.fromisoformat(now()) - start).total_seconds(), 3)
+
+
+def require(condition: bool, message: str) -> None:
+    """Raise NotFoundError unless ``condition`` (an item that is not the rater's)."""
+    if not condition:
+        raise NotFoundError(message)

@@ -1,0 +1,177 @@
+"""The scoring protocol: serve an image, store SC/PR (or any rubric's) scores.
+
+Every function takes an open ``Database`` and the signed-in rater's id. Nothing here
+returns a model name: what a rater's browser gets is :class:`Item`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from concord.errors import RatingError
+from concord.rubrics import Rubric
+from concord.services import common
+from concord.store import items, work
+from concord.store import ratings as rating_store
+from concord.store.db import audit, transaction
+
+UNIT = "image"
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One image as a rater sees it (blind: no model, no file path)."""
+
+    image_id: int
+    public_id: str
+    prompt: str
+    image_path: Path
+    source_image: Path | None
+    instruction: str | None
+    meta: dict = field(default_factory=dict)
+    current: dict[str, float] = field(default_factory=dict)
+    submission: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitResult:
+    """What a submit did: ``stored`` False means it was a repeat and changed nothing."""
+
+    stored: bool
+    seconds: float | None
+
+
+def study_rubric(db: Database, study_name: str, rater_id: int) -> Rubric:
+    """The rubric of a study the rater belongs to."""
+    study = common.member_study(db, study_name, rater_id)
+    if not study.rubric:
+        raise RatingError(f"study {study_name!r} has no rubric")
+    return common.rubric(study.rubric)
+
+
+def _item(db: Database, root: str | None, image_id: int, rater_id: int) -> Item:
+    row = items.image(db, image_id)
+    base = Path(root or ".")
+    return Item(
+        image_id=row.id, public_id=row.public_id, prompt=row.prompt,
+        image_path=base / (row.path or ""),
+        source_image=base / row.source_image if row.source_image else None,
+        instruction=row.instruction,
+        meta={k: v for k, v in row.meta.items() if k in {"source_caption", "target_caption"}},
+        current=rating_store.current_values(db, image_id, rater_id),
+        submission=common.new_submission(),
+    )
+
+
+def next_item(db: Database, study_name: str, rater_id: int) -> Item | None:
+    """The rater's open item, or the next one to do; None when they are done."""
+    study = common.member_study(db, study_name, rater_id)
+    with transaction(db):
+        image_id = common.pick_next(db, study, rater_id, UNIT)
+    return None if image_id is None else _item(db, study.root, image_id, rater_id)
+
+
+def open_item(db: Database, study_name: str, rater_id: int, image_id: int) -> Item:
+    """Re-open an image the rater has rated before (to edit it from the history list)."""
+    study = common.member_study(db, study_name, rater_id)
+    common.require(work.get_assignment(db, study.id, rater_id, UNIT, image_id) is not None,
+                   f"image {image_id} was never given to you")
+    return _item(db, study.root, image_id, rater_id)
+
+
+def _check_values(rubric: Rubric, values: Mapping[str, float]) -> dict[str, float]:
+    expected = [c.key for c in rubric.criteria]
+    missing = [k for k in expected if values.get(k) is None]
+    if missing:
+        raise RatingError(f"choose a score for {', '.join(missing)}")
+    extra = sorted(set(values) - set(expected))
+    if extra:
+        raise RatingError(f"unknown criteria {extra} (rubric {rubric.id} has {expected})")
+    out: dict[str, float] = {}
+    for key in expected:
+        value = float(values[key])
+        if value not in rubric.criterion(key).values:
+            raise RatingError(f"{key} = {value:g} is not on the scale "
+                              f"{list(rubric.criterion(key).values)}")
+        out[key] = value
+    return out
+
+
+def submit(db: Database, study_name: str, rater_id: int, image_id: int,
+           values: Mapping[str, float], *, submission: str, edit: bool = False,
+           actor: str = "rater") -> SubmitResult:
+    """Store a rating (or, with ``edit``, a new revision of one).
+
+    A repeated submission (double click, rerun, a second tab showing the same item) is
+    recognised by its submission id, or because the image already has a current rating
+    and this is not an edit, and stores nothing.
+    """
+    study = common.member_study(db, study_name, rater_id)
+    clean = _check_values(common.rubric(study.rubric or ""), values)
+    with transaction(db):
+        assignment = work.get_assignment(db, study.id, rater_id, UNIT, image_id)
+        common.require(assignment is not None, f"image {image_id} was never given to you")
+        if rating_store.submission_exists(db, submission):
+            return SubmitResult(False, None)
+        if not edit and rating_store.current_values(db, image_id, rater_id):
+            return SubmitResult(False, None)
+        seconds = common.seconds_since(assignment.opened_at) if not edit else None
+        rating_store.insert_rating(db, study.id, image_id, rater_id, clean,
+                                   submission=submission, action="edit" if edit else "rate",
+                                   seconds=seconds)
+        work.close(db, study.id, rater_id, UNIT, image_id, "done")
+        if edit:
+            audit(db, actor, "edit_rating", study.name, image_id=image_id, values=clean)
+    return SubmitResult(True, seconds)
+
+
+def skip(db: Database, study_name: str, rater_id: int, image_id: int, reason: str) -> None:
+    """Skip an image with a reason; it is not served to this rater again."""
+    if not reason.strip():
+        raise RatingError("give a reason for skipping")
+    study = common.member_study(db, study_name, rater_id)
+    with transaction(db):
+        common.require(work.get_assignment(db, study.id, rater_id, UNIT, image_id) is not None,
+                       f"image {image_id} was never given to you")
+        work.add_mark(db, study.id, rater_id, UNIT, image_id, "skip", reason.strip())
+        work.close(db, study.id, rater_id, UNIT, image_id, "skipped")
+
+
+def flag(db: Database, study_name: str, rater_id: int, image_id: int, note: str = "") -> None:
+    """Flag an image for the researcher (broken, offensive…); the item stays open."""
+    study = common.member_study(db, study_name, rater_id)
+    with transaction(db):
+        work.add_mark(db, study.id, rater_id, UNIT, image_id, "flag", note.strip())
+
+
+def undo_last(db: Database, study_name: str, rater_id: int) -> int | None:
+    """Retract the rater's last new rating and make that image their open item again."""
+    study = common.member_study(db, study_name, rater_id)
+    with transaction(db):
+        last = rating_store.last_new_rating(db, study.id, rater_id)
+        if last is None:
+            return None
+        image_id, _ = last
+        criteria = list(rating_store.current_values(db, image_id, rater_id))
+        rating_store.insert_rating(db, study.id, image_id, rater_id,
+                                   dict.fromkeys(criteria), submission=common.new_submission(),
+                                   action="undo", seconds=None)
+        # The item showing now stays open; the re-opened one is newer, so it comes first.
+        work.claim(db, study.id, rater_id, UNIT, image_id)
+    return image_id
+
+
+def progress(db: Database, study_name: str, rater_id: int) -> common.Progress:
+    """Done / assigned for the progress bar."""
+    study = common.member_study(db, study_name, rater_id)
+    return common.progress(db, study, rater_id, UNIT)
+
+
+def history(db: Database, study_name: str, rater_id: int) -> list[dict]:
+    """The images this rater has rated, newest first, with current values."""
+    study = common.member_study(db, study_name, rater_id)
+    return rating_store.rated_images(db, study.id, rater_id)

@@ -1,0 +1,206 @@
+"""One JSON-serialisable document with every statistic of a study (or several).
+
+This is what ``python -m concord stats --json`` and the dashboard show. Each section is a
+list of flat records; records carry ``study`` when the input frames have that column.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from concord.stats._validate import require_columns, require_frame
+from concord.stats.agreement import LEVELS, agreement_table, gold_accuracy, leave_one_out
+from concord.stats.human import (
+    RATING_COLUMNS,
+    group_codes,
+    image_keys,
+    model_scores,
+    overall_scores,
+)
+from concord.stats.human_metric import human_metric_table
+from concord.stats.rankings import (
+    RANKING_COLUMNS,
+    kendalls_w_by_prompt,
+    model_ranking,
+    position_bias,
+    rank_by_position,
+)
+
+SCHEMA_VERSION = 1
+
+
+def jsonable(value: object) -> object:
+    """Convert numpy/pandas scalars and containers to JSON types; NaN and NA become None."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return None if math.isnan(value) or math.isinf(value) else float(value)
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    return str(value)
+
+
+def records(frame: pd.DataFrame | None) -> list[dict]:
+    """A frame as a list of JSON-ready records (``[]`` for None)."""
+    if frame is None or frame.empty:
+        return []
+    return [jsonable(r) for r in frame.to_dict(orient="records")]
+
+
+def _studies(ratings: pd.DataFrame) -> list[object]:
+    if "study" not in ratings.columns or ratings.empty:
+        return [None]
+    return sorted(ratings["study"].dropna().unique().tolist(), key=str)
+
+
+def _of(frame: pd.DataFrame | None, study: object) -> pd.DataFrame | None:
+    if frame is None or study is None or "study" not in frame.columns:
+        return frame
+    return frame[frame["study"] == study]
+
+
+def full_report(
+    ratings: pd.DataFrame,
+    rankings: pd.DataFrame | None = None,
+    scores: pd.DataFrame | None = None,
+    *,
+    gold: pd.DataFrame | None = None,
+    n_boot: int = 1000,
+    n_perm: int = 1000,
+    seed: int = 0,
+    ci: float = 0.95,
+    criteria: tuple[str, str] = ("SC", "PR"),
+    overall: str | None = "O",
+    levels: Sequence[str] = LEVELS,
+    higher_is_better: Mapping[str, bool] | None = None,
+) -> dict:
+    """Every statistic of ``concord.stats`` over the tidy frames, as one JSON-ready dict.
+
+    Args:
+        ratings: Ratings frame (``prompt_id, model, rater, criterion, value``; may be empty).
+        rankings: Rankings frame, or None.
+        scores: Metric scores frame, or None.
+        gold: Gold expectations (``image_id, criterion, expected, tolerance``), or None.
+        n_boot: Bootstrap resamples (prompt level) for every CI.
+        n_perm: Permutations for the model-level p-values.
+        seed: Seed of all resampling.
+        ci: Confidence level.
+        criteria: The two criteria combined into ``overall`` (per rater and image).
+        overall: Name of the combined criterion; None to skip it.
+        levels: Krippendorff α levels.
+        higher_is_better: Direction per metric name (default True).
+
+    Returns:
+        ``{"meta", "human", "agreement": {"study", "model", "raters", "gold"},
+        "rankings": {"models", "kendalls_w", "position_bias", "rank_by_position"},
+        "human_vs_metric"}``; floats are plain floats and NaN is None.
+    """
+    require_columns(ratings, RATING_COLUMNS, where="full_report")
+    for name, frame, cols in (("rankings", rankings, RANKING_COLUMNS),
+                              ("scores", scores, ("prompt_id", "model", "metric", "value"))):
+        if frame is not None:
+            require_columns(frame, cols, where=f"full_report ({name})")
+    parts: dict[str, list[pd.DataFrame]] = {}
+    for study in _studies(ratings):
+        sections = _study_sections(
+            _of(ratings, study), _of(rankings, study), _of(scores, study), _of(gold, study),
+            n_boot=n_boot, n_perm=n_perm, seed=seed, ci=ci, criteria=criteria,
+            overall=overall, levels=levels, higher_is_better=higher_is_better)
+        for key, frame in sections.items():
+            if frame is not None and not frame.empty:
+                tagged = frame if study is None else frame.assign(study=study)
+                parts.setdefault(key, []).append(tagged)
+    out = {k: pd.concat(v, ignore_index=True) for k, v in parts.items()}
+    return {
+        "meta": _meta(ratings, rankings, scores, n_boot=n_boot, n_perm=n_perm, seed=seed,
+                      ci=ci, overall=overall, criteria=criteria),
+        "human": records(out.get("human")),
+        "agreement": {k: records(out.get(f"agreement_{k}"))
+                      for k in ("study", "model", "raters", "gold")},
+        "rankings": {k: records(out.get(f"rankings_{k}"))
+                     for k in ("models", "kendalls_w", "position_bias", "rank_by_position")},
+        "human_vs_metric": records(out.get("human_vs_metric")),
+    }
+
+
+def _with_overall(ratings: pd.DataFrame, criteria, overall) -> pd.DataFrame:
+    present = set(ratings["criterion"].unique())
+    if overall is None or not set(criteria) <= present or overall in present:
+        return ratings
+    return pd.concat([ratings, overall_scores(ratings, criteria=criteria, output=overall)],
+                     ignore_index=True)
+
+
+def _study_sections(ratings, rankings, scores, gold, *, n_boot, n_perm, seed, ci, criteria,
+                    overall, levels, higher_is_better) -> dict[str, pd.DataFrame | None]:
+    out: dict[str, pd.DataFrame | None] = {}
+    rated = ratings[ratings["value"].notna()]
+    if not rated.empty:
+        rated = _with_overall(rated, criteria, overall)
+        out["human"] = model_scores(rated, n_boot=n_boot, ci=ci, seed=seed)
+        out["agreement_study"] = agreement_table(rated, by=("criterion",), levels=levels)
+        out["agreement_model"] = agreement_table(rated, by=("model", "criterion"),
+                                                 levels=levels)
+        out["agreement_raters"] = _rater_quality(rated)
+        if gold is not None and "image_id" in rated.columns:
+            out["agreement_gold"] = gold_accuracy(rated, gold)
+    if rankings is not None and not rankings.empty:
+        out.update(_ranking_sections(rankings))
+    if scores is not None and not scores.empty:
+        out["human_vs_metric"] = human_metric_table(
+            scores, ratings=rated if not rated.empty else None, rankings=rankings,
+            higher_is_better=higher_is_better, n_boot=n_boot, n_perm=n_perm, seed=seed, ci=ci)
+    return out
+
+
+def _rater_quality(rated: pd.DataFrame) -> pd.DataFrame:
+    frames = []
+    keys = image_keys(rated)
+    for criterion, part in rated.groupby("criterion", sort=True):
+        rater, names = pd.factorize(part["rater"], sort=True)
+        item = group_codes(part, keys)
+        matrix = np.full((len(names), int(item.max()) + 1), np.nan)
+        matrix[rater, item] = part["value"].to_numpy(dtype=float)
+        frames.append(leave_one_out(matrix, raters=list(names)).assign(criterion=criterion))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _ranking_sections(rankings: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    w = kendalls_w_by_prompt(rankings)
+    summary = w.groupby("criterion", sort=True).agg(
+        mean_w=("w", "mean"), median_w=("w", "median"), n_prompts=("w", "count"),
+        mean_raters=("n_raters", "mean")).reset_index()
+    out = {"rankings_models": model_ranking(rankings), "rankings_kendalls_w": summary}
+    if "position" in rankings.columns:
+        out["rankings_position_bias"] = position_bias(rankings)
+        out["rankings_rank_by_position"] = rank_by_position(rankings)
+    return out
+
+
+def _meta(ratings, rankings, scores, **settings) -> dict:
+    require_frame(ratings, where="full_report")
+
+    def count(frame, col):
+        return int(frame[col].nunique()) if frame is not None and col in frame else 0
+
+    return jsonable({
+        "schema_version": SCHEMA_VERSION,
+        "n_ratings": len(ratings),
+        "n_rankings_rows": 0 if rankings is None else len(rankings),
+        "n_scores": 0 if scores is None else len(scores),
+        "n_raters": count(ratings, "rater"),
+        "n_models": count(ratings, "model"),
+        "n_prompts": count(ratings, "prompt_id"),
+        "metrics": [] if scores is None else sorted(scores["metric"].astype(str).unique()),
+        **settings,
+    })

@@ -1,0 +1,90 @@
+"""Opening the database and running writes in one transaction."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from concord.store.migrations import migrations
+
+# A rater's submit waits for a concurrent writer instead of failing at once.
+BUSY_TIMEOUT_MS = 10_000
+
+
+def open_db(path: str | Path, *, migrate: bool = True) -> Database:
+    """Open (and create or upgrade) the Concord database at ``path``.
+
+    Open one per script run or thread: a ``sqlite3`` connection must not cross threads.
+
+    Args:
+        path: the SQLite file; ``":memory:"`` for a throw-away database.
+        migrate: apply pending migrations.
+
+    Returns:
+        A sqlite-utils ``Database`` with WAL, foreign keys and a busy timeout set.
+    """
+    if str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000)
+    db = Database(conn)
+    db.execute("PRAGMA foreign_keys = ON")
+    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if str(path) != ":memory:" and db.journal_mode != "wal":
+        db.enable_wal()
+    db.execute("PRAGMA synchronous = NORMAL")
+    if migrate:
+        migrations.apply(db)
+    return db
+
+
+@contextlib.contextmanager
+def transaction(db: Database) -> Iterator[Database]:
+    """Run a block of writes as one transaction.
+
+    The outermost level starts with ``BEGIN IMMEDIATE`` so that concurrent
+    writers queue on the busy timeout instead of failing when a read lock has
+    to be upgraded; nested levels are savepoints (``db.atomic()``).
+    """
+    if db.conn.in_transaction:
+        with db.atomic():
+            yield db
+        return
+    db.conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.conn.rollback()
+        raise
+    db.conn.execute("COMMIT")
+
+
+def now() -> str:
+    """Current UTC time as ISO 8601 with microseconds."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
+
+
+def dumps(value: Any) -> str:
+    """JSON for a TEXT column: compact, keys sorted so equal data compares equal."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def loads(text: str | None, default: Any = None) -> Any:
+    """Parse a JSON TEXT column, ``default`` for NULL or empty."""
+    if not text:
+        return default
+    return json.loads(text)
+
+
+def audit(db: Database, actor: str, action: str, study: str | None, **detail: Any) -> None:
+    """Append one line to the audit log (inside the caller's transaction)."""
+    db.execute(
+        "INSERT INTO audit_log (at, actor, action, study, detail) VALUES (?, ?, ?, ?, ?)",
+        [now(), actor, action, study, dumps(detail)],
+    )

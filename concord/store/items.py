@@ -1,0 +1,113 @@
+"""Reading images and prompts for display (rating pages) and lookups by key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlite_utils import Database
+
+from concord.errors import NotFoundError
+from concord.store.db import loads
+
+
+@dataclass(frozen=True, slots=True)
+class ImageRow:
+    """An image with its prompt; ``model`` must never reach a rater's browser."""
+
+    id: int
+    public_id: str
+    study_id: int
+    prompt_id: int
+    prompt_key: str
+    prompt: str
+    model: str
+    sample: int
+    path: str | None
+    width: int | None
+    height: int | None
+    dimension: str | None
+    source_image: str | None
+    instruction: str | None
+    meta: dict[str, Any]
+
+
+_IMAGE_SQL = (
+    "SELECT i.id, i.public_id, i.study_id, p.id AS pid, p.key, p.text, m.name, i.sample, i.path,"
+    " i.width, i.height, p.dimension, p.source_image, p.instruction, p.meta FROM images i"
+    " JOIN prompts p ON p.id = i.prompt_id JOIN models m ON m.id = i.model_id"
+)
+
+
+def _image(row: tuple) -> ImageRow:
+    return ImageRow(*row[:14], meta=loads(row[14], {}))
+
+
+def image(db: Database, image_id: int) -> ImageRow:
+    """One image by store id."""
+    row = db.execute(_IMAGE_SQL + " WHERE i.id = ?", [image_id]).fetchone()
+    if row is None:
+        raise NotFoundError(f"no image with id {image_id}")
+    return _image(row)
+
+
+def image_by_public_id(db: Database, public_id: str) -> ImageRow:
+    """One image by its opaque public id (what a browser sees)."""
+    row = db.execute(_IMAGE_SQL + " WHERE i.public_id = ?", [public_id]).fetchone()
+    if row is None:
+        raise NotFoundError(f"no image {public_id!r}")
+    return _image(row)
+
+
+def prompt_images(db: Database, prompt_id: int, sample: int | None = None) -> list[ImageRow]:
+    """Images of one prompt that have a file (one per model when ``sample`` is given)."""
+    sql = _IMAGE_SQL + " WHERE i.prompt_id = ? AND i.path IS NOT NULL"
+    params: list[Any] = [prompt_id]
+    if sample is not None:
+        sql += " AND i.sample = ?"
+        params.append(sample)
+    return [_image(r) for r in db.execute(sql + " ORDER BY m.id, i.sample", params).fetchall()]
+
+
+def prompt_row(db: Database, prompt_id: int) -> dict[str, Any]:
+    """One prompt row."""
+    rows = list(db.query("SELECT * FROM prompts WHERE id = ?", [prompt_id]))
+    if not rows:
+        raise NotFoundError(f"no prompt with id {prompt_id}")
+    return rows[0]
+
+
+def image_id_for(db: Database, study_id: int, prompt_key: str, model: str, sample: int) -> int:
+    """Store id of (prompt key, model, sample) in a study."""
+    row = db.execute(
+        "SELECT i.id FROM images i JOIN prompts p ON p.id = i.prompt_id JOIN models m"
+        " ON m.id = i.model_id WHERE i.study_id = ? AND p.key = ? AND m.name = ? AND"
+        " i.sample = ?", [study_id, prompt_key, model, sample],
+    ).fetchone()
+    if row is None:
+        raise NotFoundError(f"no image for prompt {prompt_key!r}, model {model!r}, "
+                            f"sample {sample}")
+    return int(row[0])
+
+
+def model_names(db: Database, study_id: int) -> list[str]:
+    """Model names of a study in import order."""
+    return [r[0] for r in db.execute("SELECT name FROM models WHERE study_id = ? ORDER BY id",
+                                     [study_id]).fetchall()]
+
+
+def image_keys(db: Database, study_id: int) -> dict[tuple[str, str, int], int]:
+    """Map (prompt key, model, sample) → image id for a whole study."""
+    return {
+        (r[0], r[1], r[2]): r[3]
+        for r in db.execute(
+            "SELECT p.key, m.name, i.sample, i.id FROM images i JOIN prompts p"
+            " ON p.id = i.prompt_id JOIN models m ON m.id = i.model_id WHERE i.study_id = ?",
+            [study_id]).fetchall()
+    }
+
+
+def gold_for(db: Database, image_id: int) -> dict[str, tuple[float, float]]:
+    """Expected value and tolerance by criterion for a gold image (empty if not gold)."""
+    return {r[0]: (r[1], r[2]) for r in db.execute(
+        "SELECT criterion, expected, tolerance FROM gold WHERE image_id = ?", [image_id])}

@@ -1,0 +1,155 @@
+"""Automatic metric scores and the runs that produced them."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlite_utils import Database
+
+from concord.store.db import dumps, loads, now, transaction
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringQuestion:
+    """A question of a prompt as an evaluator sees it."""
+
+    question_id: str
+    text: str
+    answer: str | None
+    skill: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringItem:
+    """One image to score, with what any metric may need about its prompt."""
+
+    image_id: int
+    prompt_id: str
+    prompt: str
+    model: str
+    sample: int
+    path: str | None
+    dimension: str | None
+    variant: str | None
+    paraphrase_group: str | None
+    atom_count: int | None
+    meta: dict[str, Any] = field(default_factory=dict)
+    questions: tuple[ScoringQuestion, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreRow:
+    """One metric value to store; ``value`` None with ``error`` set records a failure."""
+
+    image_id: int
+    metric: str
+    judge: str
+    question_id: str
+    value: float | None
+    details: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+def scoring_items(db: Database, study_id: int) -> list[ScoringItem]:
+    """Every image of a study (ordered by prompt position, model, sample), with questions.
+
+    ``path`` is relative to the study root; None for images imported without a file.
+    """
+    questions: dict[int, list[ScoringQuestion]] = {}
+    for q in db.query(
+        "SELECT q.* FROM questions q JOIN prompts p ON p.id = q.prompt_id"
+        " WHERE p.study_id = ? ORDER BY q.prompt_id, q.position",
+        [study_id],
+    ):
+        questions.setdefault(q["prompt_id"], []).append(
+            ScoringQuestion(q["qkey"], q["text"], q["answer"], q["skill"])
+        )
+    sql = (
+        "SELECT i.id, i.sample, i.path, p.id AS pid, p.key, p.text, p.dimension, p.variant,"
+        " p.paraphrase_group, p.atom_count, p.meta, m.name AS model FROM images i"
+        " JOIN prompts p ON p.id = i.prompt_id JOIN models m ON m.id = i.model_id"
+        " WHERE i.study_id = ? ORDER BY p.position, m.id, i.sample"
+    )
+    return [
+        ScoringItem(
+            image_id=r["id"], prompt_id=r["key"], prompt=r["text"], model=r["model"],
+            sample=r["sample"], path=r["path"], dimension=r["dimension"],
+            variant=r["variant"], paraphrase_group=r["paraphrase_group"],
+            atom_count=r["atom_count"], meta=loads(r["meta"], {}),
+            questions=tuple(questions.get(r["pid"], ())),
+        )
+        for r in db.query(sql, [study_id])
+    ]
+
+
+def scored_keys(db: Database, study_id: int, metric: str, judge: str) -> set[tuple[int, str]]:
+    """(image_id, question_id) pairs that already hold a value (errors are retried)."""
+    return {
+        (r["image_id"], r["question_id"])
+        for r in db.query(
+            "SELECT image_id, question_id FROM metric_scores WHERE study_id = ? AND metric = ?"
+            " AND judge = ? AND value IS NOT NULL",
+            [study_id, metric, judge],
+        )
+    }
+
+
+def start_run(db: Database, study_id: int, metric: str, judge: str, params: dict[str, Any]) -> str:
+    """Record the start of a scoring run; returns its id."""
+    run_id = uuid.uuid4().hex[:12]
+    with transaction(db):
+        db.execute(
+            "INSERT INTO runs (id, study_id, metric, judge, params, started_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [run_id, study_id, metric, judge, dumps(params), now()],
+        )
+    return run_id
+
+
+def finish_run(db: Database, run_id: str, n_scored: int, n_errors: int) -> None:
+    """Record the end of a scoring run."""
+    with transaction(db):
+        db.execute(
+            "UPDATE runs SET finished_at = ?, n_scored = ?, n_errors = ? WHERE id = ?",
+            [now(), n_scored, n_errors, run_id],
+        )
+
+
+def write_scores(db: Database, study_id: int, rows: Iterable[ScoreRow], run_id: str | None) -> int:
+    """Insert or replace metric scores in one transaction; returns the number written.
+
+    A row replaces an earlier one for the same (image, metric, judge, question), so a
+    rerun that retries an errored item overwrites the error.
+    """
+    stamp = now()
+    params = [
+        [study_id, r.image_id, r.metric, r.judge, r.question_id,
+         None if r.value is None or math.isnan(r.value) else float(r.value),
+         dumps(r.details), run_id, r.error, stamp]
+        for r in rows
+    ]
+    with transaction(db):
+        db.conn.executemany(
+            "INSERT INTO metric_scores (study_id, image_id, metric, judge, question_id, value,"
+            " details, run_id, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (image_id, metric, judge, question_id) DO UPDATE SET"
+            " value = excluded.value, details = excluded.details, run_id = excluded.run_id,"
+            " error = excluded.error, created_at = excluded.created_at",
+            params,
+        )
+    return len(params)
+
+
+def metric_names(db: Database, study_id: int) -> list[tuple[str, str]]:
+    """(metric, judge) pairs that have scores in a study."""
+    return [
+        (r["metric"], r["judge"])
+        for r in db.query(
+            "SELECT DISTINCT metric, judge FROM metric_scores WHERE study_id = ? ORDER BY 1, 2",
+            [study_id],
+        )
+    ]

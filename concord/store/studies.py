@@ -1,0 +1,287 @@
+"""Studies, models, prompts, questions, images and gold items."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from sqlite_utils import Database
+
+from concord.errors import InputError, NotFoundError, Problem
+from concord.plan import ImportSummary, PromptSpec, StudyPlan
+from concord.store.db import audit, dumps, loads, now, transaction
+
+
+@dataclass(frozen=True, slots=True)
+class Study:
+    """A study row with its settings parsed."""
+
+    id: int
+    name: str
+    protocol: str
+    rubric: str | None
+    root: str | None
+    settings: dict[str, Any]
+
+    @property
+    def k(self) -> int:
+        """Raters wanted per item."""
+        return int(self.settings.get("raters_per_item", 3))
+
+
+def _study_from_row(row: dict[str, Any]) -> Study:
+    return Study(
+        id=row["id"],
+        name=row["name"],
+        protocol=row["protocol"],
+        rubric=row["rubric"],
+        root=row["root"],
+        settings=loads(row["settings"], {}),
+    )
+
+
+def get_study(db: Database, name: str) -> Study:
+    """The study called ``name``; NotFoundError lists the studies there are."""
+    rows = list(db.query("SELECT * FROM studies WHERE name = ?", [name]))
+    if not rows:
+        known = ", ".join(list_study_names(db)) or "none"
+        raise NotFoundError(f"no study named {name!r} (studies: {known})")
+    return _study_from_row(rows[0])
+
+
+def get_study_by_id(db: Database, study_id: int) -> Study:
+    """The study with this id."""
+    rows = list(db.query("SELECT * FROM studies WHERE id = ?", [study_id]))
+    if not rows:
+        raise NotFoundError(f"no study with id {study_id}")
+    return _study_from_row(rows[0])
+
+
+def list_study_names(db: Database) -> list[str]:
+    """Names of all studies, oldest first."""
+    return [r["name"] for r in db.query("SELECT name FROM studies ORDER BY id")]
+
+
+def list_studies(db: Database) -> list[Study]:
+    """All studies, oldest first."""
+    return [_study_from_row(r) for r in db.query("SELECT * FROM studies ORDER BY id")]
+
+
+def study_counts(db: Database, study_id: int) -> dict[str, int]:
+    """How many models, prompts, images, ratings and rankings a study holds."""
+    sql = {
+        "models": "SELECT COUNT(*) FROM models WHERE study_id = ?",
+        "prompts": "SELECT COUNT(*) FROM prompts WHERE study_id = ?",
+        "images": "SELECT COUNT(*) FROM images WHERE study_id = ?",
+        "ratings": "SELECT COUNT(*) FROM current_ratings WHERE study_id = ?",
+        "rankings": "SELECT COUNT(*) FROM current_rankings WHERE study_id = ?",
+        "metric_scores": "SELECT COUNT(*) FROM metric_scores WHERE study_id = ?",
+    }
+    return {k: db.execute(q, [study_id]).fetchone()[0] for k, q in sql.items()}
+
+
+def delete_study(db: Database, name: str, *, actor: str = "cli") -> dict[str, int]:
+    """Delete a study and everything that belongs to it; returns what was removed."""
+    study = get_study(db, name)
+    counts = study_counts(db, study.id)
+    with transaction(db):
+        db.execute("DELETE FROM studies WHERE id = ?", [study.id])
+        audit(db, actor, "delete_study", name, **counts)
+    return counts
+
+
+def apply_plan(db: Database, plan: StudyPlan, *, actor: str = "cli") -> ImportSummary:
+    """Write a validated plan in one transaction: adds what is new, changes nothing else.
+
+    Raises:
+        InputError: the plan conflicts with what the database holds (a prompt whose
+            text changed, an image whose file changed); nothing is written.
+    """
+    summary = ImportSummary(study=plan.name)
+    with transaction(db):
+        study_id, summary.created = _ensure_study(db, plan)
+        model_ids = _ensure_models(db, study_id, plan.models, summary)
+        prompt_ids = _ensure_prompts(db, study_id, plan.prompts, summary)
+        _ensure_images(db, study_id, plan, prompt_ids, model_ids, summary)
+        _ensure_gold(db, study_id, plan, summary)
+        if summary.changed:
+            audit(db, actor, "import", plan.name, **_summary_detail(summary))
+    return summary
+
+
+def _summary_detail(summary: ImportSummary) -> dict[str, Any]:
+    return {
+        "models": summary.models_added,
+        "prompts": summary.prompts_added,
+        "images": summary.images_added,
+        "questions": summary.questions_added,
+        "gold": summary.gold_added,
+    }
+
+
+def _ensure_study(db: Database, plan: StudyPlan) -> tuple[int, bool]:
+    rows = list(db.query("SELECT * FROM studies WHERE name = ?", [plan.name]))
+    if not rows:
+        cur = db.execute(
+            "INSERT INTO studies (name, protocol, rubric, root, settings, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [plan.name, plan.protocol, plan.rubric, plan.root, dumps(plan.settings), now()],
+        )
+        return int(cur.lastrowid), True
+    row = rows[0]
+    new = (plan.protocol, plan.rubric, plan.root, dumps(plan.settings))
+    old = (row["protocol"], row["rubric"], row["root"], row["settings"])
+    if new != old:
+        # Settings may evolve between imports (more raters per item, a new rubric).
+        db.execute(
+            "UPDATE studies SET protocol = ?, rubric = ?, root = ?, settings = ? WHERE id = ?",
+            [*new, row["id"]],
+        )
+        audit(db, "import", "update_study", plan.name, before=old, after=new)
+    return int(row["id"]), False
+
+
+def _ensure_models(
+    db: Database, study_id: int, names: list[str], summary: ImportSummary
+) -> dict[str, int]:
+    existing = {
+        r["name"]: r["id"]
+        for r in db.query("SELECT id, name FROM models WHERE study_id = ?", [study_id])
+    }
+    for name in names:
+        if name not in existing:
+            cur = db.execute(
+                "INSERT INTO models (study_id, name) VALUES (?, ?)", [study_id, name]
+            )
+            existing[name] = int(cur.lastrowid)
+            summary.models_added += 1
+    return existing
+
+
+_PROMPT_FIELDS = (
+    "text",
+    "benchmark",
+    "dimension",
+    "atom_count",
+    "paraphrase_group",
+    "variant",
+    "source_image",
+    "instruction",
+)
+
+
+def _prompt_row(study_id: int, p: PromptSpec, position: int) -> list[Any]:
+    return [
+        study_id,
+        p.key,
+        *[getattr(p, f) for f in _PROMPT_FIELDS],
+        dumps(p.skills) if p.skills is not None else None,
+        dumps(p.meta),
+        position,
+        int(p.rank_set),
+    ]
+
+
+def _ensure_prompts(
+    db: Database, study_id: int, prompts: list[PromptSpec], summary: ImportSummary
+) -> dict[str, int]:
+    existing = {
+        r["key"]: r
+        for r in db.query("SELECT id, key, text FROM prompts WHERE study_id = ?", [study_id])
+    }
+    problems = [
+        Problem("manifest", f"prompt text differs from the imported one ({row['text']!r})",
+                field=f"prompt {p.key}")
+        for p in prompts
+        if (row := existing.get(p.key)) is not None and row["text"] != p.text
+    ]
+    if problems:
+        raise InputError(problems)
+    ids = {k: r["id"] for k, r in existing.items()}
+    offset = len(existing)
+    cols = ", ".join(["study_id", "key", *_PROMPT_FIELDS, "skills", "meta", "position", "rank_set"])
+    marks = ", ".join("?" * (len(_PROMPT_FIELDS) + 6))
+    for i, p in enumerate(prompts):
+        if p.key in ids:
+            summary.questions_added += _ensure_questions(db, ids[p.key], p)
+            continue
+        cur = db.execute(
+            f"INSERT INTO prompts ({cols}) VALUES ({marks})", _prompt_row(study_id, p, offset + i)
+        )
+        ids[p.key] = int(cur.lastrowid)
+        summary.prompts_added += 1
+        summary.questions_added += _ensure_questions(db, ids[p.key], p)
+    return ids
+
+
+def _ensure_questions(db: Database, prompt_id: int, p: PromptSpec) -> int:
+    if not p.questions:
+        return 0
+    added = 0
+    for pos, q in enumerate(p.questions):
+        res = db.execute(
+            "INSERT OR IGNORE INTO questions (prompt_id, qkey, text, answer, skill, position)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [prompt_id, q.qkey, q.text, q.answer, q.skill, pos],
+        )
+        added += res.rowcount
+    return added
+
+
+def _ensure_images(
+    db: Database,
+    study_id: int,
+    plan: StudyPlan,
+    prompt_ids: dict[str, int],
+    model_ids: dict[str, int],
+    summary: ImportSummary,
+) -> None:
+    existing = {
+        (r["prompt_id"], r["model_id"], r["sample"]): r
+        for r in db.query(
+            "SELECT prompt_id, model_id, sample, sha256, path FROM images WHERE study_id = ?",
+            [study_id],
+        )
+    }
+    problems: list[Problem] = []
+    rows: list[list[Any]] = []
+    for im in plan.images:
+        key = (prompt_ids[im.prompt_key], model_ids[im.model], im.sample)
+        old = existing.get(key)
+        if old is None:
+            rows.append([study_id, *key, im.path, im.sha256, im.bytes, im.width, im.height,
+                         secrets.token_urlsafe(12)])
+            existing[key] = {"sha256": im.sha256, "path": im.path}
+        elif old["sha256"] != im.sha256 and old["sha256"] is not None and im.sha256 is not None:
+            problems.append(Problem(im.path or "?", "image file changed since it was imported"
+                                    " (ratings refer to the old pixels); import it as a new"
+                                    " sample or a new study", field="sha256"))
+        else:
+            summary.images_unchanged += 1
+    if problems:
+        raise InputError(problems)
+    db.conn.executemany(
+        "INSERT INTO images (study_id, prompt_id, model_id, sample, path, sha256, bytes,"
+        " width, height, public_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    summary.images_added += len(rows)
+
+
+def _ensure_gold(db: Database, study_id: int, plan: StudyPlan, summary: ImportSummary) -> None:
+    for g in plan.gold:
+        row = db.execute(
+            "SELECT i.id FROM images i JOIN prompts p ON p.id = i.prompt_id"
+            " JOIN models m ON m.id = i.model_id"
+            " WHERE i.study_id = ? AND p.key = ? AND m.name = ? AND i.sample = ?",
+            [study_id, g.prompt_key, g.model, g.sample],
+        ).fetchone()
+        if row is None:
+            raise InputError([Problem("gold", f"no image for {g.prompt_key}/{g.model}/{g.sample}")])
+        cur = db.execute(
+            "INSERT OR IGNORE INTO gold (image_id, criterion, expected, tolerance)"
+            " VALUES (?, ?, ?, ?)",
+            [row[0], g.criterion, g.expected, g.tolerance],
+        )
+        summary.gold_added += cur.rowcount
