@@ -32,6 +32,9 @@ class InputError(ConcordError):
 
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = list(problems)
+        if len(self.problems) == 1:  # one problem, one line
+            super().__init__(f"{self.problems[0]} (nothing was imported)")
+            return
         head = f"{len(self.problems)} problem(s) found, nothing was imported"
         super().__init__(head + ":\n" + "\n".join(f"  - {p}" for p in self.problems))
 

@@ -115,3 +115,14 @@ def write_imagenhub(ratings: pd.DataFrame, directory: Path) -> list[Path]:
         path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
+
+
+def imagenhub_zip_bytes(ratings: pd.DataFrame) -> bytes:
+    """The ImagenHub TSVs of :func:`imagenhub_tables` in one zip (for a download button)."""
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for rel, text in imagenhub_tables(ratings).items():
+            zf.writestr(rel, text)
+    return buf.getvalue()

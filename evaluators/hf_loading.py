@@ -101,13 +101,15 @@ def load_pretrained(
         ModelLoadError: missing folder, not cached while offline, remote code not allowed,
             not an image-text-to-text checkpoint.
     """
-    from transformers import AutoModelForImageTextToText, AutoProcessor
+    from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
 
     source = _source(model)
     kwargs: dict[str, Any] = {"trust_remote_code": trust_remote_code}
     if hub_offline():
         kwargs["local_files_only"] = True
     try:
+        # the config first: it is what says whether the checkpoint needs remote code
+        AutoConfig.from_pretrained(source, **kwargs)
         processor = AutoProcessor.from_pretrained(source, **kwargs)
         if importlib.util.find_spec("accelerate") is not None:
             # with accelerate the weights go straight to the device (no CPU copy first)

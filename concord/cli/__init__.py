@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sqlite3
 import sys
 from collections.abc import Sequence
 from importlib import import_module
@@ -56,6 +57,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args, settings) or 0)
     except ConcordError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except sqlite3.Error as exc:  # a --db that is not a usable SQLite file
+        print(f"error: database {settings.db_path}: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # an unreadable input or unwritable output path
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

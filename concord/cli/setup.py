@@ -10,6 +10,7 @@ from concord.config import Settings
 from concord.errors import ConcordError
 from concord.rubrics import validate_rubrics
 from concord.services import studies
+from concord.services.auth import admin_secret, secret_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,6 +45,10 @@ def _init(args: argparse.Namespace, settings: Settings) -> int:
     if summary is not None:
         print(f"loaded demo study {summary.study!r}: {summary.prompts_added} prompts, "
               f"{summary.images_added} images")
+        for inv in studies.invite(db, summary.study, ["demo-rater"], settings.base_url):
+            print(f"demo rater invite: {inv.url}")
+    source = "CONCORD_ADMIN_SECRET" if settings.admin_secret else str(secret_file(settings))
+    print(f"researcher sign-in secret: {admin_secret(settings)}  (from {source})")
     return 0
 
 

@@ -168,7 +168,14 @@ def read_folder(m: Manifest) -> Layout:
     return layout
 
 
+def _prompts_unreadable(layout: Layout) -> bool:
+    # Without any prompt every image would also be reported as matching none.
+    return not layout.prompts and bool(layout.problems)
+
+
 def _scan_models(m: Manifest, layout: Layout) -> None:
+    if _prompts_unreadable(layout):
+        return
     keys = {p.key for p in layout.prompts}
     for model, folder in model_dirs(m.root, m.models, layout):
         layout.models.append(model)
@@ -246,17 +253,20 @@ def _read_task(m: Manifest, task: Path, texts: dict[str, PromptSpec], layout: La
                 continue
             key = f"{task.name}/{f.name}"
             if key not in prompts:
-                prompts[key] = _imagenhub_prompt(m, task, f.name, texts.get(key))
+                prompts[key] = _imagenhub_prompt(m, task, f.name, texts.get(key), layout)
             layout.files.append((key, model, 0, f))
     layout.prompts.extend(prompts[k] for k in sorted(prompts))
 
 
-def _imagenhub_prompt(m: Manifest, task: Path, uid: str, given: PromptSpec | None) -> PromptSpec:
+def _imagenhub_prompt(m: Manifest, task: Path, uid: str, given: PromptSpec | None,
+                      layout: Layout) -> PromptSpec:
     spec = given or PromptSpec(key=f"{task.name}/{uid}", text="")
     spec.benchmark, spec.dimension = "imagenhub", task.name
     spec.meta = {**spec.meta, "uid": uid}
     src = task / "input" / uid
     if spec.source_image is None and src.is_file():
-        spec.source_image = src.resolve().relative_to(m.root.resolve()).as_posix()
+        spec.source_image, problem = safe_relative(m.root, src, label=str(src))
+        if problem is not None:
+            layout.problems.append(Problem(str(src), problem.message, field="source_image"))
     return spec
 

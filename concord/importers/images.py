@@ -34,18 +34,22 @@ class ImageInfo:
 def safe_relative(root: Path, path: Path, *, label: str) -> tuple[str | None, Problem | None]:
     """``path`` relative to ``root`` (posix), or a problem when it escapes the root.
 
-    Symlinks are resolved first, so a link that points outside the root is refused.
+    A path whose ``..`` parts climb out of the root is refused before the disk is
+    touched; then symlinks are resolved, so a link that points outside the root is refused.
     """
+    base = root.resolve()
+    lexical = Path(os.path.normpath(base / path))
+    if not lexical.is_relative_to(base):
+        return None, Problem(label, f"path leaves the study root {root} (points to {lexical})",
+                             field="path")
     try:
         resolved = path.resolve(strict=True)
     except (FileNotFoundError, RuntimeError):
         return None, Problem(label, "file not found", field="path")
-    try:
-        rel = resolved.relative_to(root.resolve())
-    except ValueError:
+    if not resolved.is_relative_to(base):
         return None, Problem(label, f"path leaves the study root {root} (resolves to {resolved})",
                              field="path")
-    return rel.as_posix(), None
+    return resolved.relative_to(base).as_posix(), None
 
 
 def verify_image(root: Path, path: Path, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> ImageInfo:

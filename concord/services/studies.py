@@ -9,6 +9,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from concord.config import DEMO_MANIFEST
+from concord.errors import ConcordError
 from concord.importers.build import plan_from_manifest
 from concord.plan import ImportSummary
 from concord.store import raters as rater_store
@@ -42,13 +43,13 @@ def invite(db: Database, study_name: str, names: list[str], base_url: str, *,
            role: str = "rater", actor: str = "cli") -> list[Invite]:
     """Create (or re-invite) raters for a study; returns one invite URL each."""
     study = study_store.get_study(db, study_name)
+    clean = [name.strip() for name in names]
+    if not all(clean):  # checked first: a token issued but never shown would be lost
+        raise ConcordError(f"empty rater name in {names!r}")
     out = []
-    for name in names:
-        clean = name.strip()
-        if not clean:
-            raise ValueError(f"empty rater name in {names!r}")
-        token = rater_store.issue_token(db, clean, role=role, study_id=study.id, actor=actor)
-        out.append(Invite(clean, f"{base_url}/?token={token}"))
+    for name in clean:
+        token = rater_store.issue_token(db, name, role=role, study_id=study.id, actor=actor)
+        out.append(Invite(name, f"{base_url}/?token={token}"))
     return out
 
 

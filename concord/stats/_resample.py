@@ -7,6 +7,8 @@ evaluates every resample at once instead of looping over them in Python.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
@@ -41,12 +43,21 @@ def bootstrap_weights(n_units: int, n_boot: int, seed: int) -> np.ndarray:
     """Multiplicity of each unit in each resample of :func:`bootstrap_indices`.
 
     Returns:
-        Float array ``(n_boot, n_units)`` whose rows sum to ``n_units``.
+        Read-only float array ``(n_boot, n_units)`` whose rows sum to ``n_units``.
     """
+    return _weights(check_positive_int(n_units, name="n_units"),
+                    check_positive_int(n_boot, name="n_boot"), seed)
+
+
+@functools.lru_cache(maxsize=4)
+def _weights(n_units: int, n_boot: int, seed: int) -> np.ndarray:
+    # Cached: a report resamples the same prompt set for many metrics and criteria.
     idx = bootstrap_indices(n_units, n_boot, seed)
     flat = idx + (np.arange(n_boot) * n_units)[:, None]
     counts = np.bincount(flat.ravel(), minlength=n_boot * n_units)
-    return counts.reshape(n_boot, n_units).astype(float)
+    weights = counts.reshape(n_boot, n_units).astype(float)
+    weights.flags.writeable = False
+    return weights
 
 
 def unit_sums(
@@ -60,19 +71,29 @@ def unit_sums(
     return sums, counts
 
 
-def resampled_means(weights: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Per-resample means ``(weights @ sums) / (weights @ counts)``; NaN where a count is 0."""
-    n_boot = weights.shape[0]
+def resampled_means(
+    weights: np.ndarray, sums: np.ndarray, counts: np.ndarray, *more: np.ndarray
+) -> np.ndarray | tuple[np.ndarray, ...]:
+    """Per-resample means ``(weights @ sums) / (weights @ counts)``; NaN where a count is 0.
+
+    Extra ``more`` sum matrices share ``counts``; all go through ONE matrix product,
+    because reading the (resamples × units) weights dominates the cost.
+
+    Returns:
+        One ``(n_boot, n_columns)`` array, or a tuple of them when ``more`` is given.
+    """
+    blocks = [sums, *more]
     n_cols = sums.shape[1]
-    out = np.empty((n_boot, n_cols))
-    step = max(1, _MAX_BLOCK // max(n_boot, sums.shape[0]))
+    stacked = np.hstack([*blocks, counts])
+    step = max(1, _MAX_BLOCK // max(weights.shape[0], stacked.shape[0]))
+    parts = [weights @ stacked[:, k:k + step] for k in range(0, stacked.shape[1], step)]
+    product = np.hstack(parts) if len(parts) > 1 else parts[0]
+    den = product[:, -n_cols:]
     with np.errstate(invalid="ignore", divide="ignore"):
-        for start in range(0, n_cols, step):
-            stop = min(n_cols, start + step)
-            num = weights @ sums[:, start:stop]
-            den = weights @ counts[:, start:stop]
-            out[:, start:stop] = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-    return out
+        safe = np.where(den > 0, den, 1.0)
+        means = [np.where(den > 0, product[:, k * n_cols:(k + 1) * n_cols] / safe, np.nan)
+                 for k in range(len(blocks))]
+    return means[0] if not more else tuple(means)
 
 
 def percentile_interval(samples: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray]:
@@ -91,5 +112,9 @@ def percentile_interval(samples: np.ndarray, ci: float) -> tuple[np.ndarray, np.
 
 def prompt_codes(prompt_ids: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Integer code of each row's prompt, with prompts sorted by id (the resampling units)."""
-    codes, uniques = pd.factorize(prompt_ids.astype(str), sort=True)
+    try:
+        codes, uniques = pd.factorize(prompt_ids, sort=True)
+    except TypeError:
+        # Mixed id types (e.g. ints and strings) do not sort; sort their text instead.
+        codes, uniques = pd.factorize(prompt_ids.astype(str), sort=True)
     return codes, np.asarray(uniques)

@@ -8,7 +8,7 @@ than two raters, a single category, no item rated twice) give NaN, never 0 or 1.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import krippendorff
 import numpy as np
@@ -71,11 +71,12 @@ def value_counts(matrix: object) -> tuple[np.ndarray, np.ndarray]:
     """
     data = _as_matrix(matrix, where="value_counts")
     present = ~np.isnan(data)
-    domain, codes = np.unique(data[present], return_inverse=True)
+    # Hash-based factorize: few distinct values, so this beats sorting every rating.
+    codes, domain = pd.factorize(data[present], sort=True)
     items = np.nonzero(present)[1]
-    flat = items * len(domain) + codes.ravel()
+    flat = items * len(domain) + codes
     counts = np.bincount(flat, minlength=data.shape[1] * len(domain))
-    return counts.reshape(data.shape[1], len(domain)), domain
+    return counts.reshape(data.shape[1], len(domain)), np.asarray(domain, dtype=float)
 
 
 def krippendorff_alpha(matrix: object, *, level: str = "ordinal") -> float:
@@ -92,9 +93,14 @@ def krippendorff_alpha(matrix: object, *, level: str = "ordinal") -> float:
         rated at least twice).
     """
     check_choice(level, (*LEVELS, "ratio"), name="level")
-    counts, domain = value_counts(matrix)
+    if _as_matrix(matrix, where="krippendorff_alpha").shape[0] < 2:
+        return float("nan")
+    return _alpha_from_counts(*value_counts(matrix), level)
+
+
+def _alpha_from_counts(counts: np.ndarray, domain: np.ndarray, level: str) -> float:
     pairable = counts.sum(axis=1) >= 2
-    if counts.shape[1] < 2 or not pairable.any() or _as_matrix(matrix, where="alpha").shape[0] < 2:
+    if counts.shape[1] < 2 or not pairable.any():
         return float("nan")
     with np.errstate(invalid="ignore", divide="ignore"):
         return float(krippendorff.alpha(value_counts=counts[pairable], value_domain=domain,
@@ -133,10 +139,22 @@ def fleiss_kappa(matrix: object) -> float:
     # Move each item's ratings to the first n_raters columns (NaNs sort last).
     compact = np.sort(rows, axis=1)[:, :n_raters]
     table, _ = inter_rater.aggregate_raters(compact)
-    if np.count_nonzero(table.sum(axis=0)) < 2:
+    return _fleiss_from_table(table)
+
+
+def _fleiss_from_table(table: np.ndarray) -> float:
+    if table.shape[0] == 0 or np.count_nonzero(table.sum(axis=0)) < 2:
         return float("nan")
     with np.errstate(invalid="ignore", divide="ignore"):
         return float(inter_rater.fleiss_kappa(table, method="fleiss"))
+
+
+def _fleiss_from_counts(counts: np.ndarray) -> float:
+    """Fleiss' κ from an items × values count table (the table aggregate_raters builds)."""
+    n_raters = _modal_raters(counts.sum(axis=1))
+    if n_raters < 2:
+        return float("nan")
+    return _fleiss_from_table(counts[counts.sum(axis=1) == n_raters])
 
 
 def kendalls_w(ranks: object) -> float:
@@ -205,15 +223,35 @@ def leave_one_out(matrix: object, raters: Sequence[str] | None = None) -> pd.Dat
     data = _as_matrix(matrix, where="leave_one_out")
     if raters is None:
         raters = list(matrix.index) if isinstance(matrix, pd.DataFrame) else range(len(data))
+    names = list(raters)
+    if len(names) != data.shape[0]:
+        raise ValueError(f"leave_one_out: {len(names)} rater names for {data.shape[0]} rows")
     present = ~np.isnan(data)
     total, count = np.where(present, data, 0.0).sum(axis=0), present.sum(axis=0)
+    if present.all() and data.shape[0] > 1:
+        # Complete data: every rater shares all items, so all raters go through at once.
+        rest = (total[None, :] - data) / (data.shape[0] - 1)
+        out = {"spearman": _rowwise_rank_corr(data, rest), "pearson": _rowwise_corr(data, rest)}
+        return pd.DataFrame({"rater": names, **out, "n_items": data.shape[1]})
     rows = []
-    for r, name in enumerate(raters):
+    for r, name in enumerate(names):
         others = count - present[r]
         mask = present[r] & (others > 0)
         rest = (total[mask] - data[r, mask]) / others[mask]
         rows.append({"rater": name, **_pair_corr(data[r, mask], rest), "n_items": int(mask.sum())})
     return pd.DataFrame(rows, columns=["rater", "spearman", "pearson", "n_items"])
+
+
+def _rowwise_corr(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    xc, yc = x - x.mean(axis=1, keepdims=True), y - y.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (xc * yc).sum(axis=1) / np.sqrt((xc**2).sum(axis=1) * (yc**2).sum(axis=1))
+    r[x.shape[1] < 3] = np.nan
+    return r
+
+
+def _rowwise_rank_corr(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return _rowwise_corr(stats.rankdata(x, axis=1), stats.rankdata(y, axis=1))
 
 
 def _pair_corr(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
@@ -253,6 +291,50 @@ def gold_accuracy(ratings: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def group_matrices(
+    ratings: pd.DataFrame, by: Sequence[str], item: Sequence[str] | None = None
+) -> Iterator[tuple[dict, np.ndarray, list]]:
+    """Yield ``(group keys, raters × items matrix, rater names)`` per group of ``by``.
+
+    Built from integer codes of the whole frame (no per-group pivot).
+
+    Raises:
+        ValueError: A rater rated the same item twice within a group.
+    """
+    where = "group_matrices"
+    keys = list(item) if item is not None else image_keys(ratings)
+    require_columns(ratings, ["rater", "value", *by, *keys], where=where)
+    values = numeric_values(ratings, "value", where=where)
+    df = ratings[~np.isnan(values)]
+    values = values[~np.isnan(values)]
+    if df.empty:
+        return
+    gcode = group_codes(df, list(by))
+    rater, rater_names = pd.factorize(df["rater"], sort=True)
+    item_code = group_codes(df, keys)
+    order = np.argsort(gcode, kind="stable")
+    bounds = np.flatnonzero(np.r_[True, np.diff(gcode[order]) != 0, True])
+    head = df.iloc[order[bounds[:-1]]][list(by)].to_dict(orient="records")
+    for g in range(len(bounds) - 1):
+        idx = order[bounds[g]:bounds[g + 1]]
+        r_dense, r_used = _dense_codes(rater[idx], len(rater_names))
+        i_dense, i_used = _dense_codes(item_code[idx], int(item_code.max()) + 1)
+        flat = r_dense * len(i_used) + i_dense
+        if np.bincount(flat).max() > 1:
+            raise ValueError(f"{where}: a rater rated the same item twice in group {head[g]}; "
+                             "add the distinguishing column to `by`")
+        data = np.full((len(r_used), len(i_used)), np.nan)
+        data.ravel()[flat] = values[idx]
+        yield head[g], data, [rater_names[k] for k in r_used]
+
+
+def _dense_codes(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    present = np.zeros(size, dtype=bool)
+    present[codes] = True
+    used = np.flatnonzero(present)
+    return (np.cumsum(present) - 1)[codes], used
+
+
 def agreement_table(
     ratings: pd.DataFrame,
     *,
@@ -273,40 +355,39 @@ def agreement_table(
         One row per group: ``by``, ``alpha_<level>`` for each level, ``fleiss_kappa``,
         ``mean_spearman``, ``n_raters``, ``n_items``, ``n_ratings``.
     """
-    where = "agreement_table"
-    by = list(by)
-    require_columns(ratings, [*RATING_COLUMNS, *by], where=where)
+    require_columns(ratings, [*RATING_COLUMNS, *by], where="agreement_table")
     for level in levels:
         check_choice(level, (*LEVELS, "ratio"), name="level")
-    keys = list(item) if item is not None else image_keys(ratings)
-    values = numeric_values(ratings, "value", where=where)
-    df = ratings.assign(value=values)[~np.isnan(values)]
-    gcode = group_codes(df, by)
-    rows = []
-    for _, part in df.groupby(gcode, sort=True):
-        rows.append({**part.iloc[0][by].to_dict(), **_agreement_row(part, keys, levels)})
+    rows = [{**head, **agreement_row(data, levels)}
+            for head, data, _ in group_matrices(ratings, by, item)]
     return pd.DataFrame(rows)
 
 
-def _agreement_row(part: pd.DataFrame, keys: list[str], levels: Sequence[str]) -> dict:
-    data = _dense(part, keys)
-    row: dict[str, float | int] = {
-        f"alpha_{level}": krippendorff_alpha(data, level=level) for level in levels}
-    row["fleiss_kappa"] = fleiss_kappa(data)
+def agreement_row(data: np.ndarray, levels: Sequence[str] = LEVELS) -> dict[str, float]:
+    """The statistics of one :func:`agreement_table` row for a raters × items matrix."""
+    counts, domain = value_counts(data)
+    row: dict[str, float] = {}
+    for level in levels:
+        row[f"alpha_{level}"] = (_alpha_from_counts(counts, domain, level)
+                                 if data.shape[0] >= 2 else float("nan"))
+    row["fleiss_kappa"] = _fleiss_from_counts(counts)
     row["mean_spearman"] = mean_pairwise_spearman(data)
-    row.update(n_raters=data.shape[0], n_items=data.shape[1], n_ratings=len(part))
+    row.update(n_raters=data.shape[0], n_items=data.shape[1],
+               n_ratings=int(np.isfinite(data).sum()))
     return row
 
 
-def _dense(part: pd.DataFrame, keys: list[str]) -> np.ndarray:
-    """Raters × items matrix of one group built from integer codes (faster than a pivot)."""
-    rater, _ = pd.factorize(part["rater"], sort=True)
-    item = group_codes(part, keys)
-    data = np.full((int(rater.max()) + 1, int(item.max()) + 1), np.nan)
-    flat = rater.astype(np.int64) * data.shape[1] + item
-    if np.bincount(flat).max() > 1:
-        first = part.iloc[0].to_dict()
-        raise ValueError("agreement_table: a rater rated the same item twice within a group; "
-                         f"add the distinguishing column to `by` (group starts {first})")
-    data.ravel()[flat] = part["value"].to_numpy(dtype=float)
-    return data
+def rater_quality(
+    ratings: pd.DataFrame, *, by: Sequence[str] = ("criterion",),
+    item: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """:func:`leave_one_out` for every group of ``by`` (default: per criterion).
+
+    Returns:
+        Columns ``by``, ``rater, spearman, pearson, n_items``.
+    """
+    require_columns(ratings, [*RATING_COLUMNS, *by], where="rater_quality")
+    frames = [leave_one_out(data, raters=names).assign(**head)
+              for head, data, names in group_matrices(ratings, by, item)]
+    cols = [*by, "rater", "spearman", "pearson", "n_items"]
+    return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)

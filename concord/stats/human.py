@@ -35,9 +35,47 @@ def image_keys(df: pd.DataFrame) -> list[str]:
     return ["prompt_id", "model", *optional]
 
 
+def column_codes(column: pd.Series) -> tuple[np.ndarray, int]:
+    """Integer codes of a column in sorted order (missing values last) and their count."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy().astype(np.int64)
+        n = len(column.cat.categories)
+        return np.where(codes < 0, n, codes), n + 1
+    try:
+        codes, uniques = pd.factorize(column, sort=True, use_na_sentinel=False)
+    except TypeError:
+        # Mixed types (ints and strings) do not sort; sort their text instead.
+        codes, uniques = pd.factorize(column.astype(str), sort=True, use_na_sentinel=False)
+    return codes.astype(np.int64), max(len(uniques), 1)
+
+
 def group_codes(df: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
-    """Dense integer code per row for the combination of ``keys`` (sorted, NaN kept)."""
-    return df.groupby(list(keys), sort=True, observed=True, dropna=False).ngroup().to_numpy()
+    """Dense integer code per row for the combination of ``keys``, in sorted key order.
+
+    Column codes are combined in mixed radix and made dense with a presence table: no
+    hashing of tuples, which keeps million-row frames fast.
+    """
+    combined = np.zeros(len(df), dtype=np.int64)
+    size = 1
+    for key in keys:
+        codes, n = column_codes(df[key])
+        if size * n >= 2**62:
+            return df.groupby(list(keys), sort=True, observed=True, dropna=False).ngroup(
+            ).to_numpy()
+        combined = combined * n + codes
+        size *= n
+    if size <= 8 * len(df) + 1_000_000:
+        present = np.zeros(size, dtype=bool)
+        present[combined] = True
+        return (np.cumsum(present) - 1)[combined]
+    return np.unique(combined, return_inverse=True)[1].ravel()
+
+
+def first_rows(codes: np.ndarray) -> np.ndarray:
+    """Row position of the first occurrence of each code 0..max."""
+    first = np.full(int(codes.max()) + 1 if len(codes) else 0, -1)
+    first[codes[::-1]] = np.arange(len(codes))[::-1]
+    return first
 
 
 def overall_scores(
@@ -69,7 +107,8 @@ def overall_scores(
     """
     where = "overall_scores"
     require_columns(ratings, RATING_COLUMNS, where=where)
-    sub = ratings[ratings["criterion"].isin(criteria)]
+    wanted = ratings["criterion"].isin(criteria).to_numpy()
+    sub = ratings if wanted.all() else ratings[wanted]
     keys = [*image_keys(sub), "rater"]
     gid = group_codes(sub, keys)
     n_groups = int(gid.max()) + 1 if len(gid) else 0
@@ -78,7 +117,7 @@ def overall_scores(
     parts = np.full((2, n_groups), np.nan)
     for k, name in enumerate(criteria):
         mask = crit == name
-        if n_groups and np.bincount(gid[mask], minlength=n_groups).max() > 1:
+        if mask.any() and np.bincount(gid[mask], minlength=n_groups).max() > 1:
             raise ValueError(f"{where}: a rater rated the same image twice on {name!r}")
         parts[k, gid[mask]] = values[mask]
     if weights is None:
@@ -88,32 +127,29 @@ def overall_scores(
     else:
         combined = weights[0] * parts[0] + weights[1] * parts[1]
     keep = np.flatnonzero(~np.isnan(parts).any(axis=0))
-    first = np.full(n_groups, -1)
-    first[gid[::-1]] = np.arange(len(gid))[::-1]
     carry = keys + (["dimension"] if "dimension" in sub.columns else [])
-    out = sub.iloc[first[keep]][carry].reset_index(drop=True)
+    out = sub.iloc[first_rows(gid)[keep]][carry].reset_index(drop=True)
     out["criterion"] = output
     out["value"] = combined[keep]
     return out
 
 
-def _rater_columns(df: pd.DataFrame, by: list[str]) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
-    """Groups of ``by``, and per row the (group, rater) column code and its group code."""
-    col = group_codes(df, [*by, "rater"])
-    first = np.full(int(col.max()) + 1, -1)
-    first[col[::-1]] = np.arange(len(col))[::-1]
-    pairs = df.iloc[first][by].reset_index(drop=True)
-    col_group = group_codes(pairs, by)
-    groups = pairs.drop_duplicates().reset_index(drop=True)
-    return groups, col, col_group
+class _Layout:
+    """Integer layout of a ratings frame for one grouping: computed once, used twice."""
 
-
-def _clean(ratings: pd.DataFrame, where: str) -> tuple[pd.DataFrame, np.ndarray]:
-    values = numeric_values(ratings, "value", where=where)
-    ok = ~np.isnan(values)
-    if not ok.any():
-        raise ValueError(f"{where}: no rating with a numeric value")
-    return ratings[ok], values[ok]
+    def __init__(self, ratings: pd.DataFrame, by: list[str], where: str) -> None:
+        values = numeric_values(ratings, "value", where=where)
+        ok = ~np.isnan(values)
+        if not ok.any():
+            raise ValueError(f"{where}: no rating with a numeric value")
+        self.df = ratings[ok] if not ok.all() else ratings
+        self.values = values[ok]
+        self.col = group_codes(self.df, [*by, "rater"])       # (group, rater) column
+        pairs = self.df.iloc[first_rows(self.col)][by].reset_index(drop=True)
+        self.col_group = group_codes(pairs, by)               # column -> group
+        self.groups = pairs.iloc[first_rows(self.col_group)].reset_index(drop=True)
+        self.group = self.col_group[self.col]                 # row -> group
+        self.unit, _ = prompt_codes(self.df["prompt_id"])     # row -> prompt (sorted)
 
 
 def bootstrap_means(
@@ -143,16 +179,18 @@ def bootstrap_means(
     where = "bootstrap_means"
     by = list(by)
     require_columns(ratings, ["prompt_id", "rater", "value", *by], where=where)
-    df, values = _clean(ratings, where)
-    groups, col, col_group = _rater_columns(df, by)
-    units, _ = prompt_codes(df["prompt_id"])
-    n_units, n_cols = int(units.max()) + 1, int(col.max()) + 1
-    sums, counts = unit_sums(units, col, values, n_units, n_cols)
-    point = _group_nanmean(sums.sum(0) / counts.sum(0), col_group, len(groups))
-    weights = bootstrap_weights(n_units, check_positive_int(n_boot, name="n_boot"), seed)
-    rater_means = resampled_means(weights, sums, counts)
-    samples = _group_nanmean(rater_means, col_group, len(groups))
-    return groups, point, samples
+    lay = _Layout(ratings, by, where)
+    point, samples = _bootstrap(lay, check_positive_int(n_boot, name="n_boot"), seed)
+    return lay.groups, point, samples
+
+
+def _bootstrap(lay: _Layout, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    n_units, n_cols = int(lay.unit.max()) + 1, int(lay.col.max()) + 1
+    sums, counts = unit_sums(lay.unit, lay.col, lay.values, n_units, n_cols)
+    n_groups = len(lay.groups)
+    point = _group_nanmean(sums.sum(0) / counts.sum(0), lay.col_group, n_groups)
+    rater_means = resampled_means(bootstrap_weights(n_units, n_boot, seed), sums, counts)
+    return point, _group_nanmean(rater_means, lay.col_group, n_groups)
 
 
 def _group_nanmean(matrix: np.ndarray, col_group: np.ndarray, n_groups: int) -> np.ndarray:
@@ -168,8 +206,10 @@ def _group_nanmean(matrix: np.ndarray, col_group: np.ndarray, n_groups: int) -> 
 
 def _distinct_per_group(group: np.ndarray, key: np.ndarray, n_groups: int) -> np.ndarray:
     """Number of distinct ``key`` codes within each group code."""
-    pairs = np.unique(group.astype(np.int64) * (int(key.max()) + 1) + key)
-    return np.bincount(pairs // (int(key.max()) + 1), minlength=n_groups)
+    width = int(key.max()) + 1
+    seen = np.zeros(n_groups * width, dtype=bool)
+    seen[group.astype(np.int64) * width + key] = True
+    return seen.reshape(n_groups, width).sum(axis=1)
 
 
 def model_scores(
@@ -209,22 +249,21 @@ def model_scores(
     by = list(by)
     require_columns(ratings, [*RATING_COLUMNS, *by], where=where)
     check_fraction(ci, name="ci")
-    groups, point, samples = bootstrap_means(ratings, by=by, n_boot=n_boot, seed=seed)
-    df, values = _clean(ratings, where)
-    _, col, col_group = _rater_columns(df, by)
-    n_groups = len(groups)
-    rater_mean = np.bincount(col, weights=values) / np.bincount(col)
-    spread = (rater_mean - point[col_group]) ** 2
-    group = col_group[col]
-    out = groups.copy()
+    lay = _Layout(ratings, by, where)
+    point, samples = _bootstrap(lay, check_positive_int(n_boot, name="n_boot"), seed)
+    n_groups = len(lay.groups)
+    rater_mean = np.bincount(lay.col, weights=lay.values) / np.bincount(lay.col)
+    spread = (rater_mean - point[lay.col_group]) ** 2
+    out = lay.groups.copy()
     out["mean"] = point
-    out["n_raters"] = np.bincount(col_group, minlength=n_groups)
-    out["std"] = np.sqrt(np.bincount(col_group, weights=spread, minlength=n_groups)
+    out["n_raters"] = np.bincount(lay.col_group, minlength=n_groups)
+    out["std"] = np.sqrt(np.bincount(lay.col_group, weights=spread, minlength=n_groups)
                          / out["n_raters"].to_numpy())
     out["ci_low"], out["ci_high"] = percentile_interval(samples, ci)
-    out["n_prompts"] = _distinct_per_group(group, prompt_codes(df["prompt_id"])[0], n_groups)
-    out["n_images"] = _distinct_per_group(group, group_codes(df, image_keys(df)), n_groups)
-    out["n_ratings"] = np.bincount(group, minlength=n_groups)
+    out["n_prompts"] = _distinct_per_group(lay.group, lay.unit, n_groups)
+    image = group_codes(lay.df, image_keys(lay.df))
+    out["n_images"] = _distinct_per_group(lay.group, image, n_groups)
+    out["n_ratings"] = np.bincount(lay.group, minlength=n_groups)
     cols = [*by, "mean", "std", "ci_low", "ci_high", "n_raters", "n_prompts", "n_images",
             "n_ratings"]
     return out[cols]

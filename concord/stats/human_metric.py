@@ -22,7 +22,7 @@ from concord.stats._resample import (
 )
 from concord.stats._validate import check_positive_int, numeric_values, require_columns
 from concord.stats.correlation import ROWWISE, correlations, pairwise_accuracy
-from concord.stats.human import group_codes
+from concord.stats.human import first_rows, group_codes
 
 STATS = ("spearman", "kendall_tau_b", "pearson")
 SCORE_COLUMNS = ("prompt_id", "model", "metric", "value")
@@ -43,8 +43,7 @@ def item_means(frame: pd.DataFrame, keys: Sequence[str], *, where: str) -> pd.Da
     ok = ~np.isnan(values)
     df, values = frame[ok], values[ok]
     code = group_codes(df, keys)
-    first = np.full(int(code.max()) + 1 if len(code) else 0, -1)
-    first[code[::-1]] = np.arange(len(code))[::-1]
+    first = first_rows(code)
     carry = [*keys, "dimension"] if "dimension" in df.columns else list(keys)
     out = df.iloc[first][carry].reset_index(drop=True)
     n = np.bincount(code)
@@ -99,7 +98,7 @@ def model_level(
     sm, _ = unit_sums(units, model, items["metric"].to_numpy(float), n_units, n_models)
     h, m = sh.sum(0) / counts.sum(0), sm.sum(0) / counts.sum(0)
     weights = bootstrap_weights(n_units, check_positive_int(n_boot, name="n_boot"), seed)
-    hb, mb = resampled_means(weights, sh, counts), resampled_means(weights, sm, counts)
+    hb, mb = resampled_means(weights, sh, counts, sm)
     rng = np.random.default_rng((seed, 1))
     perm = rng.permuted(np.tile(np.arange(n_models), (n_perm, 1)), axis=1)
     out: dict[str, float] = {"n": n_models, "n_prompts": n_units, "n_items": len(items)}
@@ -127,7 +126,9 @@ def item_level(items: pd.DataFrame, *, ci: float = 0.95) -> dict[str, float]:
     """
     require_columns(items, ["prompt_id", "human", "metric"], where="item_level")
     out = correlations(items["human"], items["metric"], ci=ci)
-    acc, eps = pairwise_accuracy(items["human"], items["metric"], groups=items["prompt_id"])
+    # Integer prompt codes: np.unique on an object column of ids would dominate the time.
+    prompts, _ = pd.factorize(items["prompt_id"])
+    acc, eps = pairwise_accuracy(items["human"], items["metric"], groups=prompts)
     out.update(pairwise_acc=acc, pairwise_acc_eps=eps, n_items=out["n"],
                n_prompts=int(items["prompt_id"].nunique()))
     return out

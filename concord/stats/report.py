@@ -13,11 +13,16 @@ import numpy as np
 import pandas as pd
 
 from concord.stats._validate import require_columns, require_frame
-from concord.stats.agreement import LEVELS, agreement_table, gold_accuracy, leave_one_out
+from concord.stats.agreement import (
+    LEVELS,
+    agreement_row,
+    agreement_table,
+    gold_accuracy,
+    group_matrices,
+    leave_one_out,
+)
 from concord.stats.human import (
     RATING_COLUMNS,
-    group_codes,
-    image_keys,
     model_scores,
     overall_scores,
 )
@@ -31,6 +36,8 @@ from concord.stats.rankings import (
 )
 
 SCHEMA_VERSION = 1
+# Key columns turned into categoricals once, so every later groupby works on integer codes.
+_KEYS = ("study", "prompt_id", "model", "rater", "criterion", "dimension", "metric", "judge")
 
 
 def jsonable(value: object) -> object:
@@ -110,6 +117,7 @@ def full_report(
                               ("scores", scores, ("prompt_id", "model", "metric", "value"))):
         if frame is not None:
             require_columns(frame, cols, where=f"full_report ({name})")
+    ratings, rankings, scores = (_categorical(f) for f in (ratings, rankings, scores))
     parts: dict[str, list[pd.DataFrame]] = {}
     for study in _studies(ratings):
         sections = _study_sections(
@@ -133,12 +141,23 @@ def full_report(
     }
 
 
+def _categorical(frame: pd.DataFrame | None) -> pd.DataFrame | None:
+    if frame is None:
+        return None
+    cols = {c: frame[c].astype("category") for c in _KEYS
+            if c in frame.columns and not isinstance(frame[c].dtype, pd.CategoricalDtype)}
+    return frame.assign(**cols) if cols else frame
+
+
 def _with_overall(ratings: pd.DataFrame, criteria, overall) -> pd.DataFrame:
     present = set(ratings["criterion"].unique())
     if overall is None or not set(criteria) <= present or overall in present:
         return ratings
-    return pd.concat([ratings, overall_scores(ratings, criteria=criteria, output=overall)],
-                     ignore_index=True)
+    combined = overall_scores(ratings, criteria=criteria, output=overall)
+    both = pd.concat([ratings, combined], ignore_index=True)
+    # Categories differ only in `criterion` (the new name); re-encode the columns concat
+    # turned back into objects.
+    return _categorical(both)
 
 
 def _study_sections(ratings, rankings, scores, gold, *, n_boot, n_perm, seed, ci, criteria,
@@ -148,10 +167,9 @@ def _study_sections(ratings, rankings, scores, gold, *, n_boot, n_perm, seed, ci
     if not rated.empty:
         rated = _with_overall(rated, criteria, overall)
         out["human"] = model_scores(rated, n_boot=n_boot, ci=ci, seed=seed)
-        out["agreement_study"] = agreement_table(rated, by=("criterion",), levels=levels)
+        out["agreement_study"], out["agreement_raters"] = _study_agreement(rated, levels)
         out["agreement_model"] = agreement_table(rated, by=("model", "criterion"),
                                                  levels=levels)
-        out["agreement_raters"] = _rater_quality(rated)
         if gold is not None and "image_id" in rated.columns:
             out["agreement_gold"] = gold_accuracy(rated, gold)
     if rankings is not None and not rankings.empty:
@@ -163,16 +181,13 @@ def _study_sections(ratings, rankings, scores, gold, *, n_boot, n_perm, seed, ci
     return out
 
 
-def _rater_quality(rated: pd.DataFrame) -> pd.DataFrame:
-    frames = []
-    keys = image_keys(rated)
-    for criterion, part in rated.groupby("criterion", sort=True):
-        rater, names = pd.factorize(part["rater"], sort=True)
-        item = group_codes(part, keys)
-        matrix = np.full((len(names), int(item.max()) + 1), np.nan)
-        matrix[rater, item] = part["value"].to_numpy(dtype=float)
-        frames.append(leave_one_out(matrix, raters=list(names)).assign(criterion=criterion))
-    return pd.concat(frames, ignore_index=True)
+def _study_agreement(rated: pd.DataFrame, levels) -> tuple[pd.DataFrame, pd.DataFrame]:
+    # agreement_table + rater_quality per criterion, sharing each criterion's matrix.
+    rows, raters = [], []
+    for head, data, names in group_matrices(rated, ("criterion",)):
+        rows.append({**head, **agreement_row(data, levels)})
+        raters.append(leave_one_out(data, raters=names).assign(**head))
+    return pd.DataFrame(rows), pd.concat(raters, ignore_index=True)
 
 
 def _ranking_sections(rankings: pd.DataFrame) -> dict[str, pd.DataFrame]:

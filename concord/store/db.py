@@ -18,7 +18,7 @@ from concord.store.migrations import migrations
 BUSY_TIMEOUT_MS = 10_000
 
 
-def open_db(path: str | Path, *, migrate: bool = True) -> Database:
+def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool = True) -> Database:
     """Open (and create or upgrade) the Concord database at ``path``.
 
     Open one per script run or thread: a ``sqlite3`` connection must not cross threads.
@@ -26,13 +26,16 @@ def open_db(path: str | Path, *, migrate: bool = True) -> Database:
     Args:
         path: the SQLite file; ``":memory:"`` for a throw-away database.
         migrate: apply pending migrations.
+        check_same_thread: False lets the connection be closed from another thread (the
+            app closes the previous script run's connection; runs never overlap).
 
     Returns:
         A sqlite-utils ``Database`` with WAL, foreign keys and a busy timeout set.
     """
     if str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000)
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
+                           check_same_thread=check_same_thread)
     db = Database(conn)
     db.execute("PRAGMA foreign_keys = ON")
     db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
@@ -202,12 +203,14 @@ def _ensure_prompts(
     offset = len(existing)
     cols = ", ".join(["study_id", "key", *_PROMPT_FIELDS, "skills", "meta", "position", "rank_set"])
     marks = ", ".join("?" * (len(_PROMPT_FIELDS) + 6))
-    for i, p in enumerate(prompts):
+    for p in prompts:
         if p.key in ids:
             summary.questions_added += _ensure_questions(db, ids[p.key], p)
             continue
+        # New prompts go after the existing ones, in file order, without gaps.
+        position = offset + summary.prompts_added
         cur = db.execute(
-            f"INSERT INTO prompts ({cols}) VALUES ({marks})", _prompt_row(study_id, p, offset + i)
+            f"INSERT INTO prompts ({cols}) VALUES ({marks})", _prompt_row(study_id, p, position)
         )
         ids[p.key] = int(cur.lastrowid)
         summary.prompts_added += 1
@@ -254,7 +257,8 @@ def _ensure_images(
                          secrets.token_urlsafe(12)])
             existing[key] = {"sha256": im.sha256, "path": im.path}
         elif old["sha256"] != im.sha256 and old["sha256"] is not None and im.sha256 is not None:
-            problems.append(Problem(im.path or "?", "image file changed since it was imported"
+            where = str(Path(plan.root) / im.path) if plan.root and im.path else im.path or "?"
+            problems.append(Problem(where, "image file changed since it was imported"
                                     " (ratings refer to the old pixels); import it as a new"
                                     " sample or a new study", field="sha256"))
         else:

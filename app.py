@@ -1,0 +1,44 @@
+"""Concord: navigation and sign-in. Pages live in pages/ and call concord.services."""
+
+import streamlit as st
+
+from concord.store import studies as study_store
+from concord.ui import session, signin
+
+st.set_page_config(page_title="Concord", page_icon="⚖️", layout="wide")
+
+db = session.open_run_db()
+user = signin.resolve(db)
+
+SIGN_IN = st.Page("pages/sign_in.py", title="Sign in", icon="🔑", default=True)
+RATE = st.Page("pages/rate.py", title="Rate images", icon="⭐")
+RANK = st.Page("pages/rank.py", title="Rank images", icon="🏅")
+MY_WORK = st.Page("pages/my_work.py", title="My ratings", icon="🗂️")
+STUDIES = st.Page("pages/studies.py", title="Studies", icon="📚")
+RATERS = st.Page("pages/raters.py", title="Raters", icon="👥")
+PROGRESS = st.Page("pages/progress.py", title="Progress", icon="📈")
+DASHBOARD = st.Page("pages/dashboard.py", title="Agreement dashboard", icon="📊")
+EXPORT = st.Page("pages/export.py", title="Export", icon="⬇️")
+
+if user is None:
+    nav = st.navigation([SIGN_IN], position="hidden")
+elif user.is_researcher:
+    nav = st.navigation({"Research": [DASHBOARD, STUDIES, RATERS, PROGRESS, EXPORT]})
+else:
+    protocols = {study_store.get_study(db, s).protocol for s in user.studies}
+    rater_pages = []
+    if protocols & {"score", "both"}:
+        rater_pages.append(RATE)
+    if protocols & {"rank", "both"}:
+        rater_pages.append(RANK)
+    nav = st.navigation([*rater_pages, MY_WORK] if rater_pages else [MY_WORK])
+
+if user is not None:
+    with st.sidebar:
+        st.caption(f"Signed in as **{user.name}** ({user.role})")
+        signin.study_picker(user, db)
+        if st.button("Sign out", key="sign_out"):
+            signin.sign_out()
+            st.rerun()
+
+nav.run()

@@ -1,0 +1,118 @@
+"""Session state of the scoring page: the item on screen and the rater's choices.
+
+Kept apart from the page so the keyboard and the buttons go through the same code.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from concord.errors import ConcordError
+from concord.rubrics import Rubric
+from concord.services import rating
+from concord.ui import session
+
+ITEM = "rate_item"
+EDIT = "rate_edit_image"
+SKIPPING = "rate_skipping"
+NOTICE = "rate_notice"
+
+
+def choice_key(criterion: str, image_id: int) -> str:
+    """Widget key of one criterion's choice for one image (fresh for every item)."""
+    return f"rate_{criterion}_{image_id}"
+
+
+def current_item(study: str, rater_id: int) -> rating.Item | None:
+    """The item on screen; fetched once and kept so its submission id stays stable."""
+    item = st.session_state.get(ITEM)
+    if item is not None:
+        return item
+    db = session.db()
+    edit = st.session_state.get(EDIT)
+    item = (rating.open_item(db, study, rater_id, edit) if edit is not None
+            else rating.next_item(db, study, rater_id))
+    if item is not None and item.current:
+        for criterion, value in item.current.items():
+            st.session_state.setdefault(choice_key(criterion, item.image_id), value)
+    st.session_state[ITEM] = item
+    return item
+
+
+def forget_item() -> None:
+    """Drop the item on screen so the next run fetches the next one."""
+    st.session_state.pop(ITEM, None)
+    st.session_state.pop(EDIT, None)
+    st.session_state.pop(SKIPPING, None)
+
+
+def notice(kind: str, text: str) -> None:
+    """A message shown above the next item."""
+    st.session_state[NOTICE] = (kind, text)
+
+
+def apply_key(key: str, rubric: Rubric, item: rating.Item) -> str | None:
+    """Act on a key press; returns the action taken ("submit", "skip", …) or None."""
+    bound = rubric.level_for_key(key)
+    if bound is not None:
+        criterion, level = bound
+        st.session_state[choice_key(criterion.key, item.image_id)] = level.value
+        return "choose"
+    actions = {"Enter": "submit", "s": "skip", "f": "flag", "u": "undo", "z": "zoom"}
+    return actions.get(key)
+
+
+def submit(study: str, rater_id: int, rubric: Rubric) -> None:
+    """Store the choices for the item on screen, then move on (button or Enter)."""
+    item: rating.Item | None = st.session_state.get(ITEM)
+    if item is None:
+        return
+    values = {c.key: st.session_state.get(choice_key(c.key, item.image_id))
+              for c in rubric.criteria}
+    editing = st.session_state.get(EDIT) is not None
+    try:
+        result = rating.submit(session.db(), study, rater_id, item.image_id, values,
+                               submission=item.submission, edit=editing)
+    except ConcordError as exc:
+        notice("warning", str(exc))
+        return
+    forget_item()
+    if editing:
+        notice("success", "Rating updated.")
+    elif not result.stored:
+        notice("info", "That image was already rated (another tab?); here is the next one.")
+
+
+def undo(study: str, rater_id: int) -> None:
+    """Take back the last submission and show that image again."""
+    image_id = rating.undo_last(session.db(), study, rater_id)
+    forget_item()
+    notice("info", "Last rating undone." if image_id else "Nothing to undo.")
+
+
+def skip(study: str, rater_id: int, reason: str) -> None:
+    """Skip the item on screen with a reason."""
+    item: rating.Item | None = st.session_state.get(ITEM)
+    if item is None:
+        return
+    try:
+        rating.skip(session.db(), study, rater_id, item.image_id, reason)
+    except ConcordError as exc:
+        notice("warning", str(exc))
+        return
+    forget_item()
+    notice("info", "Skipped.")
+
+
+def flag(study: str, rater_id: int, note: str = "") -> None:
+    """Flag the item on screen for the researcher."""
+    item: rating.Item | None = st.session_state.get(ITEM)
+    if item is not None:
+        rating.flag(session.db(), study, rater_id, item.image_id, note or "flagged by rater")
+        notice("info", "Flagged for the researcher. Rate it anyway, or skip it (S).")
+
+
+def start_edit(image_id: int) -> None:
+    """Open an earlier rating for editing on the scoring page."""
+    forget_item()
+    st.session_state[EDIT] = image_id

@@ -1,0 +1,105 @@
+"""Streamlit glue: the per-run database, the signed-in user, session-state keys.
+
+This is the only place (with the other ``concord.ui`` modules) that touches
+``st.session_state``; pages read and write through these helpers.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import streamlit as st
+from sqlite_utils import Database
+
+from concord.config import Settings
+from concord.services.auth import User
+from concord.store.db import open_db
+
+USER = "concord_user"
+TOKEN = "concord_token"  # noqa: S105 - a session-state key, not a secret
+STUDY = "concord_study"
+_DB = "_concord_db"
+FLASH = "concord_flash"
+
+
+def settings() -> Settings:
+    """Settings from the environment (the app is configured like the CLI)."""
+    return Settings.from_env()
+
+
+def open_run_db() -> Database:
+    """Open the database for this script run, closing the previous run's connection.
+
+    A ``Database`` is never cached across runs (``st.cache_resource``) because sqlite3
+    connections must not be shared by the threads Streamlit runs scripts on; opening one
+    per run costs about a millisecond.
+    """
+    old = st.session_state.get(_DB)
+    if old is not None:
+        old.conn.close()
+    db = open_db(settings().db_path, check_same_thread=False)
+    st.session_state[_DB] = db
+    return db
+
+
+def db() -> Database:
+    """The database opened by ``app.py`` for this run (opened here when run standalone)."""
+    found = st.session_state.get(_DB)
+    return found if found is not None else open_run_db()
+
+
+def user() -> User | None:
+    """The signed-in user of this browser session."""
+    return st.session_state.get(USER)
+
+
+def require_user() -> User:
+    """The signed-in user, or stop the page with a message."""
+    u = user()
+    if u is None:
+        st.error("Please sign in first: open your invite link, or use the researcher sign-in.")
+        st.stop()
+    return u
+
+
+def require_researcher() -> User:
+    """Stop unless a researcher is signed in."""
+    u = require_user()
+    if not u.is_researcher:
+        st.error("This page is for researchers.")
+        st.stop()
+    return u
+
+
+def current_study(names: tuple[str, ...] | list[str]) -> str | None:
+    """The study a page works on (chosen in the sidebar), among ``names``."""
+    chosen = st.session_state.get(STUDY)
+    if chosen in names:
+        return chosen
+    return names[0] if names else None
+
+
+def flash(message: str, kind: str = "success") -> None:
+    """Show a message once on the next run (e.g. after a submit that reruns)."""
+    st.session_state[FLASH] = (kind, message)
+
+
+def show_flash() -> None:
+    """Render and clear a pending flash message."""
+    pending: Any = st.session_state.pop(FLASH, None)
+    if pending:
+        kind, message = pending
+        getattr(st, kind, st.info)(message)
+
+
+def admin_configured_secret() -> str | None:
+    """The admin secret from the environment or Streamlit secrets, if any."""
+    env = os.environ.get("CONCORD_ADMIN_SECRET")
+    if env:
+        return env
+    try:
+        return st.secrets.get("admin_secret") or st.secrets.get("concord", {}).get("admin_secret")
+    except Exception:
+        # No secrets.toml at all raises a Streamlit-specific error: treat as "not set".
+        return None

@@ -1,0 +1,68 @@
+"""Sign-in for the app: invite tokens in the URL, the researcher secret in a form."""
+
+from __future__ import annotations
+
+import streamlit as st
+from sqlite_utils import Database
+
+from concord.errors import AuthError
+from concord.services import auth
+from concord.store import studies as study_store
+from concord.ui import session
+
+
+def resolve(db: Database) -> auth.User | None:
+    """The signed-in user for this run; a bad invite link stops the page with a message.
+
+    The token stays in the URL (``?token=…``), so a reload or a reopened tab signs the
+    rater in again and they resume where they left off. It is checked on every run, so
+    a revoked link stops working at once.
+    """
+    token = st.query_params.get("token")
+    if token:
+        try:
+            user = auth.user_for_token(db, token)
+        except AuthError as exc:
+            st.session_state.pop(session.USER, None)
+            st.error(f"Sign-in failed: {exc}. Ask the researcher for a new invite link.")
+            st.stop()
+        st.session_state[session.USER] = user
+        st.session_state[session.TOKEN] = token
+        return user
+    found = session.user()
+    if found is not None and found.rater_id is not None:
+        # A rater without a token in the URL (e.g. signed out): ask for the link again.
+        st.session_state.pop(session.USER, None)
+        return None
+    return found
+
+
+def sign_in_researcher(db: Database, given: str) -> bool:
+    """Check the researcher secret; on success the session becomes a researcher's."""
+    secret = auth.admin_secret(session.settings(), session.admin_configured_secret())
+    try:
+        user = auth.check_admin(given, secret)
+    except AuthError:
+        return False
+    st.session_state[session.USER] = auth.User(
+        name=user.name, role=user.role, studies=tuple(study_store.list_study_names(db)))
+    return True
+
+
+def sign_out() -> None:
+    """Forget the user and the token."""
+    st.session_state.pop(session.USER, None)
+    st.session_state.pop(session.TOKEN, None)
+    st.query_params.clear()
+
+
+def study_picker(user: auth.User, db: Database) -> str | None:
+    """Sidebar choice of the study to work on (only the user's studies)."""
+    names = list(study_store.list_study_names(db)) if user.is_researcher else list(user.studies)
+    if not names:
+        st.sidebar.info("No study yet.")
+        return None
+    current = session.current_study(names)
+    chosen = st.sidebar.selectbox("Study", names, index=names.index(current), key="study_pick")
+    st.session_state[session.STUDY] = chosen
+    return chosen

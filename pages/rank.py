@@ -1,0 +1,92 @@
+"""Ranking screen (TIIF-Bench user study): order one prompt's images, blind, by click or key."""
+
+import streamlit as st
+
+from concord.services import ranking
+from concord.ui import rank_state as rk
+from concord.ui import session, widgets
+
+user = session.require_user()
+study = session.current_study(user.studies)
+if study is None or user.rater_id is None:
+    st.info("You have no study to rank.")
+    st.stop()
+rater_id = user.rater_id
+rubric = ranking.ranking_rubric(session.db(), study, rater_id)
+COLUMNS = 4
+
+
+@st.dialog("Image", width="large")
+def zoom(image: ranking.RankImage) -> None:
+    widgets.show_image(image.image_path, alt="image to rank, enlarged")
+
+
+def slot(index: int, image: ranking.RankImage) -> None:
+    place = rk.place_of(image.image_id)
+    widgets.show_image(image.image_path, alt=f"image {index}")
+    label = f"#{place} · remove" if place else f"{index} · rank next"
+    st.button(label, key=f"rank_pick_{image.public_id}", on_click=rk.toggle,
+              args=(image.image_id,), type="primary" if place else "secondary",
+              width="stretch")
+    if st.button("🔍 Zoom", key=f"rank_zoom_{image.public_id}", type="tertiary"):
+        zoom(image)
+
+
+def grid(rs: ranking.RankSet) -> None:
+    for start in range(0, len(rs.images), COLUMNS):
+        cols = st.columns(COLUMNS)
+        for offset, image in enumerate(rs.images[start:start + COLUMNS]):
+            with cols[offset]:
+                slot(start + offset + 1, image)
+
+
+def controls(rs: ranking.RankSet) -> None:
+    ranked = sum(len(g) for g in rk.groups())
+    c1, c2, c3, c4 = st.columns(4)
+    c1.button(f"Submit ⏎ ({ranked}/{len(rs.images)})", type="primary", key="rank_submit",
+              on_click=rk.submit, args=(study, rater_id), disabled=ranked < len(rs.images))
+    c2.button("Undo pick [U]", key="rank_undo", on_click=rk.undo_pick)
+    c3.button("Reset [R]", key="rank_reset", on_click=rk.reset)
+    if c4.button("Skip [S]", key="rank_skip_btn"):
+        st.session_state[rk.SKIPPING] = True
+    if rs.ties:
+        st.toggle("Tie mode [T]: the next image shares the last rank", key=rk.TIE)
+    if st.session_state.get(rk.SKIPPING):
+        with st.form("rank_skip_form"):
+            reason = st.text_input("Why skip this prompt?", key="rank_skip_reason")
+            if st.form_submit_button("Skip prompt"):
+                rk.skip(study, rater_id, reason)
+                st.rerun(scope="fragment")
+
+
+@st.fragment
+def ranking_screen() -> None:
+    rs = rk.current_set(study, rater_id)
+    digits = [str(d) for d in range(10)]
+    pressed = widgets.keyboard([*digits, "u", "r", "t", "s", "Enter"], key="rank_keys")
+    if pressed and rs is not None:
+        rk.apply_key(pressed, study, rater_id)
+        rs = rk.current_set(study, rater_id)
+    done = ranking.progress(session.db(), study, rater_id)
+    st.progress(done.done / max(done.assigned, 1),
+                text=f"{done.done} / {done.assigned} prompts ranked · {done.skipped} skipped")
+    notice = st.session_state.pop(rk.NOTICE, None)
+    if notice:
+        getattr(st, notice[0])(notice[1])
+    if rs is None:
+        st.success("All done — thank you! Every prompt assigned to you has been ranked.")
+        st.button("Undo last ranking", key="rank_undo_sub", on_click=rk.undo_submission,
+                  args=(study, rater_id))
+        return
+    st.markdown(f"#### {rs.prompt}")
+    st.caption(" · ".join(f"**{c.name}**: {c.definition}" for c in rubric.criteria))
+    st.caption("Click the images from best to worst (or press their slot number). Click a "
+               "ranked image to take it out.")
+    grid(rs)
+    controls(rs)
+    st.button("Undo last submitted ranking", key="rank_undo_sub", type="tertiary",
+              on_click=rk.undo_submission, args=(study, rater_id))
+
+
+st.title(f"Rank images · {study}")
+ranking_screen()

@@ -1,0 +1,86 @@
+"""The registry: names, lazy imports, helpful errors, and no torch in the app process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evaluators.base import Evaluator
+from evaluators.registry import (
+    EVALUATORS,
+    UnknownEvaluatorError,
+    create_evaluator,
+    evaluator_class,
+    list_evaluators,
+)
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parents[1]
+
+
+def test_list_evaluators_is_sorted_and_complete():
+    names = list_evaluators()
+    assert names == sorted(EVALUATORS)
+    assert {"vqascore", "paircomp", "geneval2-vqascore", "tifa", "soft-tifa", "tiif", "gned",
+            "consistency"} <= set(names)
+
+
+@pytest.mark.parametrize("name", sorted(EVALUATORS))
+def test_every_entry_imports_and_declares_its_metadata(name):
+    cls = evaluator_class(name)
+    assert cls.name == name
+    for attr in ("higher_is_better", "needs_judge", "has_questions"):
+        assert isinstance(getattr(cls, attr), bool)
+    assert hasattr(cls, "default_model")
+
+
+@pytest.mark.parametrize("name", sorted(EVALUATORS))
+def test_every_entry_has_its_own_test_file(name):
+    assert (TESTS / f"test_{name.replace('-', '_')}.py").is_file()
+
+
+def test_unknown_name_suggests_close_names_and_lists_all():
+    with pytest.raises(UnknownEvaluatorError) as info:
+        evaluator_class("vqascor")
+    message = str(info.value)
+    assert "did you mean 'vqascore'" in message
+    assert "valid metrics: consistency, geneval2-vqascore, gned" in message
+    assert isinstance(info.value, KeyError)
+
+
+def test_unknown_name_without_close_match_still_lists_names():
+    with pytest.raises(UnknownEvaluatorError, match="unknown metric 'zzz'; valid metrics: "):
+        create_evaluator("zzz")
+
+
+def test_created_evaluators_meet_the_protocol():
+    from evaluators.gned import GNED
+
+    evaluator = create_evaluator("gned", ocr=lambda image: [])
+    assert isinstance(evaluator, GNED)
+    assert isinstance(evaluator, Evaluator)
+    assert evaluator.judge == ""
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys\nprint(sorted(sys.modules))"],
+                         cwd=REPO, capture_output=True, text=True, check=True, timeout=120)
+    return set(eval(out.stdout.strip().splitlines()[-1]))
+
+
+def test_importing_the_package_and_registry_loads_no_torch():
+    modules = _modules_after("import evaluators, evaluators.registry")
+    assert "torch" not in modules
+    assert "transformers" not in modules
+
+
+def test_listing_metric_classes_loads_no_torch():
+    # the app may show each metric's direction; the classes must come without torch
+    code = ("from evaluators.registry import EVALUATORS, evaluator_class\n"
+            "[evaluator_class(n).higher_is_better for n in EVALUATORS]")
+    modules = _modules_after(code)
+    assert "torch" not in modules
+    assert "transformers" not in modules

@@ -1,0 +1,89 @@
+"""Helpers for the store / import / CLI / export tests (fixtures stay in conftest.py)."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from sqlite_utils import Database
+
+from concord.errors import InputError
+from concord.services import rating, studies
+from concord.services.common import new_submission
+from concord.store import raters as rater_store
+from concord.store import studies as study_store
+
+# Tables whose rows make up a study (everything but the migrations bookkeeping).
+DATA_TABLES = (
+    "studies", "models", "prompts", "questions", "images", "raters", "study_raters",
+    "assignments", "ratings", "rankings", "ranking_items", "marks", "gold", "runs",
+    "metric_scores", "audit_log",
+)
+
+
+def snapshot(db: Database) -> dict[str, list[tuple]]:
+    """Every row of every data table, sorted, to compare a database before and after."""
+    return {
+        t: sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in DATA_TABLES
+    }
+
+
+@contextmanager
+def unchanged(db: Database) -> Iterator[None]:
+    """Assert that the block leaves every table exactly as it was."""
+    before = snapshot(db)
+    yield
+    assert snapshot(db) == before, "the database changed"
+
+
+def import_fails(db: Database, manifest: Path) -> InputError:
+    """Import ``manifest``, expect InputError, check nothing was written; return the error."""
+    with unchanged(db), pytest.raises(InputError) as info:
+        studies.import_manifest(db, manifest)
+    return info.value
+
+
+def problem_text(err: InputError) -> str:
+    """All problems of an error as one string (for substring checks)."""
+    return "\n".join(str(p) for p in err.problems)
+
+
+def invited(db: Database, study: str, name: str = "alice") -> int:
+    """Invite a rater to a study and sign in with the token; returns the rater id."""
+    [inv] = studies.invite(db, study, [name], "http://x")
+    token = inv.url.split("token=", 1)[1]
+    return rater_store.rater_for_token(db, token).id
+
+
+def rate_next(db: Database, study: str, rater_id: int, sc: float = 1, pr: float = 1,
+              submission: str | None = None) -> int:
+    """Serve the rater's next image and rate it; returns the image id."""
+    item = rating.next_item(db, study, rater_id)
+    assert item is not None
+    res = rating.submit(db, study, rater_id, item.image_id, {"SC": sc, "PR": pr},
+                        submission=submission or new_submission())
+    assert res.stored
+    return item.image_id
+
+
+def study_id(db: Database, name: str) -> int:
+    """Store id of a study."""
+    return study_store.get_study(db, name).id
+
+
+def png_header_only(path: Path, width: int, height: int) -> Path:
+    """A tiny PNG file whose IHDR declares ``width`` × ``height`` (a decompression bomb)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    body = zlib.compress(b"\x00" * 64)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", body)
+                     + chunk(b"IEND", b""))
+    return path
