@@ -23,7 +23,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from concord.stats import bootstrap_means, full_report  # noqa: E402
+from concord.stats import bootstrap_means, full_report
 
 MODELS = 8
 RATERS = 25

@@ -8,6 +8,8 @@ whole study. CSV cells that a spreadsheet would run as a formula are neutralised
 from __future__ import annotations
 
 import io
+import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -84,8 +86,9 @@ def imagenhub_tables(ratings: pd.DataFrame, *, sc: str = "SC", pr: str = "PR",
     """ImagenHub TSVs, ``{"<Task>/<Task>_<rater>.tsv": text}``.
 
     Rows are the images' uids (prompt order), columns the models (study order), cells
-    ``[SC,PR]``. The task is the prompt's dimension; the uid is the prompt id's part
-    after ``<task>/``.
+    ``[SC,PR]``; a cell the rater did not rate is left empty. The task is the prompt's
+    dimension; the uid is the prompt id's part after ``<task>/``. Task and rater names
+    are made safe as file names (no path separators, no leading dots).
     """
     wanted = ratings[ratings["criterion"].isin([sc, pr])]
     if wanted.empty:
@@ -93,17 +96,32 @@ def imagenhub_tables(ratings: pd.DataFrame, *, sc: str = "SC", pr: str = "PR",
     models = list(dict.fromkeys(ratings["model"]))
     out: dict[str, str] = {}
     for (task, rater), part in wanted.groupby(["dimension", "rater"], sort=False, dropna=False):
-        task_name = str(task) if isinstance(task, str) else "ratings"
+        task_name = _file_part(str(task)) if isinstance(task, str) else "ratings"
         cells = part.pivot_table(index="prompt_id", columns=["model", "criterion"],
                                  values="value", aggfunc="first", sort=False)
-        lines = ["\t".join(["uid", *[m for m in models if m in cells.columns.get_level_values(0)]])]
-        for prompt_id, row in cells.iterrows():
+        shown = [m for m in models if m in set(cells.columns.get_level_values(0))]
+        pairs = [(_column(cells, (m, sc)), _column(cells, (m, pr))) for m in shown]
+        lines = ["\t".join(["uid", *shown])]
+        for i, prompt_id in enumerate(cells.index):
             uid = str(prompt_id).split("/", 1)[-1]
-            vals = [f"[{format_level(row[(m, sc)])},{format_level(row[(m, pr)])}]"
-                    for m in models if (m, sc) in row.index]
-            lines.append("\t".join([uid, *vals]))
-        out[f"{task_name}/{task_name}_{rater}.tsv"] = "\n".join(lines) + "\n"
+            lines.append("\t".join([uid, *(_cell(a[i], b[i]) for a, b in pairs)]))
+        out[f"{task_name}/{task_name}_{_file_part(str(rater))}.tsv"] = "\n".join(lines) + "\n"
     return out
+
+
+def _column(cells: pd.DataFrame, key: tuple[str, str]) -> list[float]:
+    return cells[key].tolist() if key in cells.columns else [math.nan] * len(cells)
+
+
+def _cell(sc: float, pr: float) -> str:
+    if math.isnan(sc) or math.isnan(pr):
+        return ""
+    return f"[{format_level(sc)},{format_level(pr)}]"
+
+
+def _file_part(text: str) -> str:
+    """``text`` as one safe path component: other characters become ``_``."""
+    return re.sub(r"[^\w.+-]", "_", text).lstrip(".") or "_"
 
 
 def write_imagenhub(ratings: pd.DataFrame, directory: Path) -> list[Path]:

@@ -208,24 +208,31 @@ def run_scoring(db: Database, study_name: str, evaluator: Evaluator, *,
         evaluator.load()
     except EvaluatorError as exc:
         raise ScoringError(str(exc)) from exc
-    root = Path(study.root) if study.root else None
     summary.run_id = start_run(db, study.id, evaluator.name, evaluator.judge, params or {})
     started = time.perf_counter()
-    bar = tqdm(total=len(pending), unit="img", file=sys.stderr, disable=not progress,
-               desc=f"{evaluator.name}", dynamic_ncols=True)
     try:
-        for batch in _batches(pending, batch_size):
-            results = _score_safely(evaluator, [to_request(it, root) for it in batch])
-            rows = [row for res in results for row in result_rows(res, evaluator.name,
-                                                                  evaluator.judge)]
-            summary.rows += write_scores(db, study.id, rows, summary.run_id)
-            summary.scored += sum(res.error is None for res in results)
-            summary.errors += sum(res.error is not None for res in results)
-            bar.update(len(batch))
+        _score_batches(db, study.id, evaluator, pending, summary, root=study.root,
+                       batch_size=batch_size, progress=progress)
     except EvaluatorError as exc:
         raise ScoringError(str(exc)) from exc
     finally:
-        bar.close()
         summary.seconds = time.perf_counter() - started
         finish_run(db, summary.run_id, summary.scored, summary.errors)
     return summary
+
+
+def _score_batches(db: Database, study_id: int, evaluator: Evaluator,
+                   pending: list[ScoringItem], summary: RunSummary, *, root: str | None,
+                   batch_size: int, progress: bool) -> None:
+    """Score and write batch by batch (one transaction each), counting into ``summary``."""
+    base = Path(root) if root else None
+    with tqdm(total=len(pending), unit="img", file=sys.stderr, disable=not progress,
+              desc=evaluator.name, dynamic_ncols=True) as bar:
+        for batch in _batches(pending, batch_size):
+            results = _score_safely(evaluator, [to_request(it, base) for it in batch])
+            rows = [row for res in results
+                    for row in result_rows(res, evaluator.name, evaluator.judge)]
+            summary.rows += write_scores(db, study_id, rows, summary.run_id)
+            summary.scored += sum(res.error is None for res in results)
+            summary.errors += sum(res.error is not None for res in results)
+            bar.update(len(batch))

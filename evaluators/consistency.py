@@ -7,8 +7,8 @@ variant in the details. The statistics (per group and model: std, min, median of
 values and the consistency-penalised S_final) are computed by the stats module from these
 rows, since they need all paraphrases of a group at once.
 
-The image value is the base metric's image value; for a base that only scores questions
-it is the mean of the question values.
+The image value is the base metric's image value (for question metrics their image-level
+aggregate: Soft-TIFA's mean, TIIF's accuracy); question rows are not repeated.
 """
 
 from __future__ import annotations
@@ -59,9 +59,6 @@ class Consistency:
         out = []
         for req, res in zip(requests, self.base.score(requests), strict=True):
             value = res.value
-            if value is None and res.error is None:
-                answered = [v for v in res.question_values.values() if v is not None]
-                value = sum(answered) / len(answered) if answered else None
             details = {
                 "base": self.base_name,
                 "paraphrase_group": req.extra.get("paraphrase_group"),

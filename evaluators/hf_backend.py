@@ -21,9 +21,10 @@ Loader = Callable[[], tuple[Any, Any]]
 
 # Processors that take one list of images per prompt (a flat list is rejected)
 _NESTED_IMAGES = ("Idefics3Processor", "Idefics2Processor", "SmolVLMProcessor")
-# Per-token inputs besides input_ids/attention_mask, and the value an appended answer
-# token gets: PaliGemma's token_type_ids mark the causal "suffix" with 1.
-_PER_TOKEN_FILL = {"token_type_ids": 1, "mm_token_type_ids": 0}
+# Per-token inputs besides input_ids/attention_mask; an appended answer token is text (0),
+# except that PaliGemma's token_type_ids mark its causal "suffix" (the answer) with 1.
+_PER_TOKEN_KEYS = ("token_type_ids", "mm_token_type_ids")
+_SUFFIX_TYPE_1 = ("PaliGemmaProcessor",)
 
 
 class HFVLMBackend:
@@ -90,17 +91,21 @@ class HFVLMBackend:
         return float(getattr(config, "repetition_penalty", None) or 1.0)
 
     # ----------------------------------------------------------------- prompts
-    def render(self, question: str) -> tuple[str, str]:
+    def render(self, question: str, system: str | None = None) -> tuple[str, str]:
         """(text for the processor, text the answer follows) for one image + question.
 
-        With a chat template: the user turn [image, question] plus the generation prompt.
+        With a chat template: an optional system turn, the user turn [image, question] and
+        the generation prompt (no system turn: the template's own default, if any).
         PaliGemma has none: its processor adds the image tokens and BOS and appends ``\\n``.
         Other template-less models (BLIP-2) get ``Question: ... Answer:``.
         """
         proc = self.processor
         if getattr(proc, "chat_template", None):
-            messages = [{"role": "user", "content": [{"type": "image"},
-                                                     {"type": "text", "text": question}]}]
+            messages: list[dict[str, Any]] = [
+                {"role": "user", "content": [{"type": "image"},
+                                             {"type": "text", "text": question}]}]
+            if system is not None:
+                messages.insert(0, {"role": "system", "content": system})
             text = proc.apply_chat_template(messages, add_generation_prompt=True)
             return text, text
         if type(proc).__name__ == "PaliGemmaProcessor":
@@ -162,8 +167,9 @@ class HFVLMBackend:
         return inputs
 
     def next_token_logprobs(self, images: Sequence[Any], texts: Sequence[str],
-                            processing: Processing = Processing()) -> torch.Tensor:
+                            processing: Processing | None = None) -> torch.Tensor:
         """[N, V] fp32 log-probabilities (CPU) of the token after each (image, text)."""
+        processing = processing or Processing()
         if len(images) != len(texts):
             raise ValueError(f"{len(images)} images for {len(texts)} texts")
         out = []
@@ -185,13 +191,14 @@ class HFVLMBackend:
 
     def answer_logprobs(self, images: Sequence[Any], texts: Sequence[str],
                         answers: Sequence[Sequence[int]],
-                        processing: Processing = Processing()) -> list[list[float]]:
+                        processing: Processing | None = None) -> list[list[float]]:
         """Teacher forcing: log P of each answer token, the answer appended to the prompt.
 
         ``answers[i]`` are token ids (see :meth:`answer_token_ids`). Step j is read with
         the answer's first j tokens in the input, processed as generate would at that step
         (the repetition penalty also covers the answer tokens already emitted).
         """
+        processing = processing or Processing()
         if not len(images) == len(texts) == len(answers):
             raise ValueError(f"{len(images)} images, {len(texts)} texts, {len(answers)} answers")
         out: list[list[float]] = []
@@ -205,8 +212,9 @@ class HFVLMBackend:
     def _answer_batch(self, images: Sequence[Any], texts: Sequence[str],
                       answers: Sequence[Sequence[int]],
                       processing: Processing) -> list[list[float]]:
+        fill = {"token_type_ids": int(type(self.processor).__name__ in _SUFFIX_TYPE_1)}
         inputs = _append_tokens(self.encode(images, texts), answers,
-                                self.tokenizer.pad_token_id or 0)
+                                self.tokenizer.pad_token_id or 0, fill)
         n_max = max(len(a) for a in answers)
         logits = self.model(**inputs, logits_to_keep=n_max + 1).logits.float()
         ids, mask = inputs["input_ids"], inputs["attention_mask"]
@@ -225,14 +233,18 @@ class HFVLMBackend:
         return result
 
 
-def _append_tokens(inputs: Any, answers: Sequence[Sequence[int]], pad_id: int) -> Any:
-    """Append each row's answer ids after its real tokens and re-pad on the left."""
+def _append_tokens(inputs: Any, answers: Sequence[Sequence[int]], pad_id: int,
+                   fill: dict[str, int]) -> Any:
+    """Append each row's answer ids after its real tokens and re-pad on the left.
+
+    Other per-token inputs get ``fill[key]`` (default 0) at the answer positions.
+    """
     ids, mask = inputs["input_ids"], inputs["attention_mask"]
     rows = []
     for i, ans in enumerate(answers):
         real = mask[i].bool()
         tail = torch.tensor(list(ans), dtype=ids.dtype, device=ids.device)
-        extra = {k: torch.full_like(tail, fill) for k, fill in _PER_TOKEN_FILL.items()
+        extra = {k: torch.full_like(tail, fill.get(k, 0)) for k in _PER_TOKEN_KEYS
                  if k in inputs}
         rows.append((ids[i][real], tail, {k: inputs[k][i][real] for k in extra}, extra))
     width = max(len(r[0]) + len(r[1]) for r in rows)

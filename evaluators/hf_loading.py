@@ -79,6 +79,20 @@ def _load_error(model: str, exc: Exception, trust_remote_code: bool) -> ModelLoa
     return ModelLoadError(f"cannot load model {model!r}: {text[:300]}")
 
 
+def _from_pretrained(source: str, dtype: torch.dtype, device: torch.device,
+                     kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
+
+    # the config first: it is what says whether the checkpoint needs remote code
+    AutoConfig.from_pretrained(source, **kwargs)
+    processor = AutoProcessor.from_pretrained(source, **kwargs)
+    if importlib.util.find_spec("accelerate") is not None:
+        # with accelerate the weights go straight to the device (no CPU copy first)
+        kwargs = {**kwargs, "device_map": {"": str(device)}}
+    net = AutoModelForImageTextToText.from_pretrained(source, dtype=dtype, **kwargs)
+    return processor, net.to(device)
+
+
 def load_pretrained(
     model: str,
     *,
@@ -101,21 +115,13 @@ def load_pretrained(
         ModelLoadError: missing folder, not cached while offline, remote code not allowed,
             not an image-text-to-text checkpoint.
     """
-    from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
-
     source = _source(model)
     kwargs: dict[str, Any] = {"trust_remote_code": trust_remote_code}
     if hub_offline():
         kwargs["local_files_only"] = True
     try:
-        # the config first: it is what says whether the checkpoint needs remote code
-        AutoConfig.from_pretrained(source, **kwargs)
-        processor = AutoProcessor.from_pretrained(source, **kwargs)
-        if importlib.util.find_spec("accelerate") is not None:
-            # with accelerate the weights go straight to the device (no CPU copy first)
-            kwargs["device_map"] = {"": str(device)}
-        net = AutoModelForImageTextToText.from_pretrained(
-            source, dtype=dtype or default_dtype(device), **kwargs).to(device)
+        processor, net = _from_pretrained(source, dtype or default_dtype(device), device,
+                                          kwargs)
     except (OSError, ValueError, KeyError, ImportError) as exc:
         raise _load_error(model, exc, trust_remote_code) from exc
     if not hasattr(processor, "image_processor"):

@@ -7,7 +7,6 @@ An engine is any ``Callable[[PIL.Image.Image], list[tuple[str, float]]]`` return
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -51,9 +50,9 @@ class RapidOCREngine:
         except ImportError as exc:
             raise ModelLoadError(f"OCR needs rapidocr and onnxruntime ({exc}): "
                                  "pip install rapidocr onnxruntime") from exc
-        # its INFO lines ("File exists and is valid ...") would drown the progress bar
-        logging.getLogger("RapidOCR").setLevel(logging.WARNING)
-        self._engine = RapidOCR()
+        # its INFO lines ("File exists and is valid ...") would drown the progress bar, and
+        # "detection result is empty" is a normal outcome here, not a warning
+        self._engine = RapidOCR(params={"Global.log_level": "error"})
 
     def __call__(self, image: Image.Image) -> list[tuple[str, float]]:
         """(text, confidence) per detected line, in RapidOCR's reading order."""

@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 
     from evaluators.token_probs import Processing
 
+# The internvl2_5 conversation template's default system message (the reference judge's);
+# a converted checkpoint's chat template may not add it: pass system="internvl2_5".
+INTERNVL2_5_SYSTEM = ("你是书生·万象，英文名是InternVL，"
+                      "是由上海人工智能实验室、清华大学及多家合作单位联合开发的多模态大语言模型。")
 QUESTION = ' Does this image match the description "{}", please directly respond with yes or no'
 YES_WORDS = ("yes", "Yes", "YES")
 NO_WORDS = ("no", "No", "NO")
@@ -39,6 +43,7 @@ class PairComp(VLMMetric):
 
     Args:
         top_k: the reference's top-k warper (50); None reads the full vocabulary.
+        system: system message; ``"internvl2_5"`` = the reference template's default.
         **kwargs: backend options of :class:`VLMMetric`.
     """
 
@@ -48,8 +53,10 @@ class PairComp(VLMMetric):
     default_model: ClassVar[str | None] = None
 
     def __init__(self, model: str | None = None, *, top_k: int | None = 50,
-                 **kwargs: Any) -> None:
-        super().__init__(model, **kwargs)
+                 system: str | None = None, **kwargs: Any) -> None:
+        if system == "internvl2_5":
+            system = INTERNVL2_5_SYSTEM
+        super().__init__(model, system=system, **kwargs)
         if top_k is not None and top_k < 1:
             raise ValueError(f"top_k must be >= 1 or None, got {top_k}")
         self.top_k = top_k
@@ -88,6 +95,7 @@ def paircomp_read(backend: Any, logprobs: torch.Tensor, context: str,
         "pair": request.extra.get("pair"), "caption": request.extra.get("caption"),
     }
     if raw != raw:  # NaN: every yes/no token was cut by top-k
+        details["raw"] = None  # JSON has no NaN
         details["error"] = "no yes/no token among the top-k next tokens (0/0)"
         return Read(None, details)
     return Read(round(raw, DECIMALS), details)

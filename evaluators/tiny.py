@@ -35,10 +35,12 @@ _CORPUS = [
     "Yes No yes no YES NO Yes. No. yes, no. USER: ASSISTANT: Assistant: User: Answer:",
     "ASSISTANT: Yes ASSISTANT: No Assistant: Yes Assistant: No Answer with yes or no.",
     "\nYes\nNo\nyes\nno\n Yes\n No " + _WORDS + " " + _WORDS.lower(),
+    "\n".join(_WORDS.split()) + "\n" + "\n".join(_WORDS.lower().split()),
 ] * 12
 
 
-def tiny_tokenizer(specials: list[str], **kwargs: Any) -> PreTrainedTokenizerFast:
+def tiny_tokenizer(specials: list[str], *, eos: str, pad: str, bos: str | None = None,
+                   **kwargs: Any) -> PreTrainedTokenizerFast:
     """A byte-level BPE tokenizer trained on a few template sentences (left padding)."""
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence([
@@ -51,7 +53,10 @@ def tiny_tokenizer(specials: list[str], **kwargs: Any) -> PreTrainedTokenizerFas
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
     tok.train_from_iterator(_CORPUS, trainer)
-    return PreTrainedTokenizerFast(tokenizer_object=tok, padding_side="left", **kwargs)
+    named = {"eos_token": eos, "pad_token": pad}
+    if bos is not None:
+        named["bos_token"] = bos
+    return PreTrainedTokenizerFast(tokenizer_object=tok, padding_side="left", **named, **kwargs)
 
 
 def _content(image: str) -> str:
@@ -73,11 +78,17 @@ def _text_config(tok: PreTrainedTokenizerFast, bos: str, eos: str, pad: str,
 
 def build_llava() -> tuple[Any, Any]:
     """LLaVA (CLIP + Llama); the template ends with ``ASSISTANT:`` (space-prefixed answers)."""
-    from transformers import (CLIPImageProcessor, CLIPVisionConfig, LlamaConfig, LlavaConfig,
-                              LlavaForConditionalGeneration, LlavaProcessor)
+    from transformers import (
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
 
-    tok = tiny_tokenizer(["<s>", "</s>", "<pad>", "<image>"], bos_token="<s>",
-                         eos_token="</s>", pad_token="<pad>")
+    tok = tiny_tokenizer(["<s>", "</s>", "<pad>", "<image>"], bos="<s>",
+                         eos="</s>", pad="<pad>")
     template = ("{% for message in messages %}{{ message['role'].upper() }}: "
                 + _content("<image>{{ '\\n' }}") + "{{ '\\n' }}{% endfor %}"
                 "{% if add_generation_prompt %}ASSISTANT:{% endif %}")
@@ -102,11 +113,15 @@ _QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start
 
 def build_qwen2_5_vl() -> tuple[Any, Any]:
     """Qwen2.5-VL with a ChatML template ending in ``assistant\\n`` (no space before answers)."""
-    from transformers import (Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration,
-                              Qwen2_5_VLProcessor, Qwen2VLImageProcessor)
+    from transformers import (
+        Qwen2_5_VLConfig,
+        Qwen2_5_VLForConditionalGeneration,
+        Qwen2_5_VLProcessor,
+        Qwen2VLImageProcessor,
+    )
     from transformers.models.qwen2_vl.video_processing_qwen2_vl import Qwen2VLVideoProcessor
 
-    tok = tiny_tokenizer(_QWEN_SPECIALS, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    tok = tiny_tokenizer(_QWEN_SPECIALS, eos="<|im_end|>", pad="<|endoftext|>")
     template = ("{% for message in messages %}<|im_start|>{{ message['role'] }}{{ '\\n' }}"
                 + _content("<|vision_start|><|image_pad|><|vision_end|>")
                 + "<|im_end|>{{ '\\n' }}{% endfor %}"
@@ -121,8 +136,8 @@ def build_qwen2_5_vl() -> tuple[Any, Any]:
     config = Qwen2_5_VLConfig(
         text_config=_text_config(tok, "<|endoftext|>", "<|im_end|>", "<|endoftext|>",
                                  rope_parameters=rope),
-        vision_config=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=4,
-                           out_hidden_size=32, window_size=28, fullatt_block_indexes=[1]),
+        vision_config={"depth": 2, "hidden_size": 32, "intermediate_size": 64, "num_heads": 4,
+                           "out_hidden_size": 32, "window_size": 28, "fullatt_block_indexes": [1]},
         image_token_id=ids("<|image_pad|>"), video_token_id=ids("<|video_pad|>"),
         vision_start_token_id=ids("<|vision_start|>"), vision_end_token_id=ids("<|vision_end|>"))
     return Qwen2_5_VLForConditionalGeneration(config), proc
@@ -130,12 +145,16 @@ def build_qwen2_5_vl() -> tuple[Any, Any]:
 
 def build_idefics3() -> tuple[Any, Any]:
     """Idefics3 (SigLIP + Llama); template ends with ``Assistant:``; nested image lists."""
-    from transformers import (Idefics3Config, Idefics3ForConditionalGeneration,
-                              Idefics3ImageProcessor, Idefics3Processor)
+    from transformers import (
+        Idefics3Config,
+        Idefics3ForConditionalGeneration,
+        Idefics3ImageProcessor,
+        Idefics3Processor,
+    )
 
     tok = tiny_tokenizer(["<|endoftext|>", "<end_of_utterance>", "<fake_token_around_image>",
                           "<image>", "<global-img>"],
-                         eos_token="<end_of_utterance>", pad_token="<|endoftext|>")
+                         eos="<end_of_utterance>", pad="<|endoftext|>")
     template = ("<|im_start|>{% for message in messages %}{{ message['role'] | capitalize }}:"
                 + _content("<image>") + "<end_of_utterance>{{ '\\n' }}{% endfor %}"
                 "{% if add_generation_prompt %}Assistant:{% endif %}")
@@ -147,28 +166,33 @@ def build_idefics3() -> tuple[Any, Any]:
     text = _text_config(tok, "<|endoftext|>", "<end_of_utterance>", "<|endoftext|>")
     config = Idefics3Config(
         text_config=dict(model_type="llama", **text),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                           num_attention_heads=4, image_size=32, patch_size=8),
+        vision_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+                           "num_attention_heads": 4, "image_size": 32, "patch_size": 8},
         image_token_id=tok.convert_tokens_to_ids("<image>"), scale_factor=2)
     return Idefics3ForConditionalGeneration(config), proc
 
 
 def build_paligemma() -> tuple[Any, Any]:
     """PaliGemma (SigLIP + Gemma): no chat template; the processor appends ``\\n``."""
-    from transformers import (PaliGemmaConfig, PaliGemmaForConditionalGeneration,
-                              PaliGemmaProcessor, SiglipImageProcessor)
+    from transformers import (
+        PaliGemmaConfig,
+        PaliGemmaForConditionalGeneration,
+        PaliGemmaProcessor,
+        SiglipImageProcessor,
+    )
 
-    tok = tiny_tokenizer(["<pad>", "<eos>", "<bos>", "<image>"], bos_token="<bos>",
-                         eos_token="<eos>", pad_token="<pad>")
+    tok = tiny_tokenizer(["<pad>", "<eos>", "<bos>", "<image>"], bos="<bos>",
+                         eos="<eos>", pad="<pad>")
     image_proc = SiglipImageProcessor(size={"height": 32, "width": 32})
     image_proc.image_seq_length = 16  # (32 / 8) ** 2 patches
     proc = PaliGemmaProcessor(image_processor=image_proc, tokenizer=tok)
     text = _text_config(tok, "<bos>", "<eos>", "<pad>", head_dim=8)
     text["num_key_value_heads"] = 1
     config = PaliGemmaConfig(
-        vision_config=dict(model_type="siglip_vision_model", hidden_size=32,
-                           intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                           image_size=32, patch_size=8, projection_dim=32),
+        vision_config={"model_type": "siglip_vision_model", "hidden_size": 32,
+                       "intermediate_size": 64, "num_hidden_layers": 2,
+                       "num_attention_heads": 4, "image_size": 32, "patch_size": 8,
+                       "projection_dim": 32},
         text_config=dict(model_type="gemma", **text),
         image_token_id=tok.convert_tokens_to_ids("<image>"), projection_dim=32)
     config.text_config.num_image_tokens = 16

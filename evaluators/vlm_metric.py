@@ -48,6 +48,7 @@ class VLMMetric:
         batch_size: (image, query) pairs per forward pass.
         loader: injectable ``() -> (model, processor)`` (tests); default from_pretrained.
         trust_remote_code: allow checkpoints that run their own code.
+        system: a system message for chat templates (None: the template's default).
         backend: a ready backend to share between metrics (overrides the above).
     """
 
@@ -59,15 +60,17 @@ class VLMMetric:
 
     def __init__(self, model: str | None = None, *, device: str = "auto", batch_size: int = 8,
                  loader: Callable[[], tuple[Any, Any]] | None = None,
-                 trust_remote_code: bool = False, backend: HFVLMBackend | None = None) -> None:
+                 trust_remote_code: bool = False, system: str | None = None,
+                 backend: HFVLMBackend | None = None) -> None:
         model = model or (backend.model_id if backend is not None else self.default_model)
         if not model:
             raise ValueError(f"metric {self.name!r} needs a judge model (--model ID_OR_PATH)")
         self._model_id = model
+        self.system = system
         self._backend = backend
-        self._backend_args: dict[str, Any] = dict(
-            device=device, batch_size=batch_size, loader=loader,
-            trust_remote_code=trust_remote_code)
+        self._backend_args: dict[str, Any] = {
+            "device": device, "batch_size": batch_size, "loader": loader,
+            "trust_remote_code": trust_remote_code}
 
     @property
     def judge(self) -> str:
@@ -123,7 +126,7 @@ class VLMMetric:
             except ValueError as exc:
                 failed[i] = ScoreResult.failed(req.item_id, str(exc))
                 continue
-            plan += [(i, q, *self.backend.render(q.text)) for q in queries]
+            plan += [(i, q, *self.backend.render(q.text, self.system)) for q in queries]
         reads = self.read_all([images[i] for i, *_ in plan], plan, requests)
         by_request: dict[int, dict[str, Read]] = {}
         for (i, query, _, _), read in zip(plan, reads, strict=True):

@@ -28,7 +28,7 @@ def slot(index: int, image: ranking.RankImage) -> None:
     st.button(label, key=f"rank_pick_{image.public_id}", on_click=rk.toggle,
               args=(image.image_id,), type="primary" if place else "secondary",
               width="stretch")
-    if st.button("🔍 Zoom", key=f"rank_zoom_{image.public_id}", type="tertiary"):
+    if st.button("Zoom", key=f"rank_zoom_{image.public_id}", type="tertiary"):
         zoom(image)
 
 
@@ -44,29 +44,33 @@ def controls(rs: ranking.RankSet) -> None:
     ranked = sum(len(g) for g in rk.groups())
     c1, c2, c3, c4 = st.columns(4)
     c1.button(f"Submit ⏎ ({ranked}/{len(rs.images)})", type="primary", key="rank_submit",
-              on_click=rk.submit, args=(study, rater_id), disabled=ranked < len(rs.images))
+              on_click=rk.submit, args=(study, rater_id))
     c2.button("Undo pick [U]", key="rank_undo", on_click=rk.undo_pick)
     c3.button("Reset [R]", key="rank_reset", on_click=rk.reset)
-    if c4.button("Skip [S]", key="rank_skip_btn"):
-        st.session_state[rk.SKIPPING] = True
+    c4.button("Skip [S]", key="rank_skip_btn", on_click=rk.start_skip)
     if rs.ties:
         st.toggle("Tie mode [T]: the next image shares the last rank", key=rk.TIE)
     if st.session_state.get(rk.SKIPPING):
         with st.form("rank_skip_form"):
-            reason = st.text_input("Why skip this prompt?", key="rank_skip_reason")
-            if st.form_submit_button("Skip prompt"):
-                rk.skip(study, rater_id, reason)
-                st.rerun(scope="fragment")
+            st.text_input("Why skip this prompt?", key="rank_skip_reason")
+            st.form_submit_button("Skip prompt", on_click=rk.skip_with_reason,
+                                  args=(study, rater_id))
+
+
+def key_bindings() -> dict[str, tuple[str, int]]:
+    picks = widgets.widget_css("rank_pick_")
+    keys = {str(slot % 10): (picks, slot - 1) for slot in range(1, 11)}
+    for k, button in (("u", "rank_undo"), ("r", "rank_reset"), ("s", "rank_skip_btn"),
+                      ("Enter", "rank_submit")):
+        keys[k] = (widgets.widget_css(button), 0)
+    keys["t"] = (widgets.widget_css(rk.TIE, "label"), 0)
+    return keys
 
 
 @st.fragment
 def ranking_screen() -> None:
     rs = rk.current_set(study, rater_id)
-    digits = [str(d) for d in range(10)]
-    pressed = widgets.keyboard([*digits, "u", "r", "t", "s", "Enter"], key="rank_keys")
-    if pressed and rs is not None:
-        rk.apply_key(pressed, study, rater_id)
-        rs = rk.current_set(study, rater_id)
+    widgets.keyboard(key_bindings(), key="rank_keys")
     done = ranking.progress(session.db(), study, rater_id)
     st.progress(done.done / max(done.assigned, 1),
                 text=f"{done.done} / {done.assigned} prompts ranked · {done.skipped} skipped")

@@ -34,8 +34,7 @@ def actions(item: rating.Item, editing: bool) -> None:
     c1, c2, c3, c4, c5 = st.columns(5)
     c1.button("Save changes ⏎" if editing else "Submit ⏎", type="primary", key="rate_submit",
               on_click=rs.submit, args=(study, rater_id, rubric))
-    if c2.button("Skip [S]", key="rate_skip_btn"):
-        st.session_state[rs.SKIPPING] = True
+    c2.button("Skip [S]", key="rate_skip_btn", on_click=rs.start_skip)
     c3.button("Flag [F]", key="rate_flag", on_click=rs.flag, args=(study, rater_id))
     c4.button("Undo last [U]", key="rate_undo", on_click=rs.undo, args=(study, rater_id))
     if c5.button("Zoom [Z]", key="rate_zoom"):
@@ -49,31 +48,29 @@ def zoom(item: rating.Item) -> None:
 
 def skip_form() -> None:
     with st.form("rate_skip_form"):
-        reason = st.text_input("Why skip this image?", key="rate_skip_reason",
-                               placeholder="e.g. image does not load, prompt unclear")
-        if st.form_submit_button("Skip image"):
-            rs.skip(study, rater_id, reason)
-            st.rerun(scope="fragment")
+        st.text_input("Why skip this image?", key="rate_skip_reason",
+                      placeholder="e.g. image does not load, prompt unclear")
+        st.form_submit_button("Skip image", on_click=rs.skip_with_reason,
+                              args=(study, rater_id))
+
+
+def key_bindings() -> dict[str, tuple[str, int]]:
+    keys: dict[str, tuple[str, int]] = {}
+    for criterion in rubric.criteria:
+        radio = widgets.widget_css(f"rate_{criterion.key}_", "[role='radiogroup'] label")
+        for i, level in enumerate(criterion.levels):
+            if level.key:
+                keys[level.key.lower()] = (radio, i)
+    for k, button in (("Enter", "rate_submit"), ("s", "rate_skip_btn"), ("f", "rate_flag"),
+                      ("u", "rate_undo"), ("z", "rate_zoom")):
+        keys[k] = (widgets.widget_css(button), 0)
+    return keys
 
 
 @st.fragment
 def scoring() -> None:
     item = rs.current_item(study, rater_id)
-    keys = [lv.key for c in rubric.criteria for lv in c.levels if lv.key]
-    pressed = widgets.keyboard([*keys, "Enter", "s", "f", "u", "z"], key="rate_keys")
-    if pressed and item is not None:
-        action = rs.apply_key(pressed, rubric, item)
-        if action == "submit":
-            rs.submit(study, rater_id, rubric)
-        elif action == "undo":
-            rs.undo(study, rater_id)
-        elif action == "flag":
-            rs.flag(study, rater_id)
-        elif action == "skip":
-            st.session_state[rs.SKIPPING] = True
-        elif action == "zoom":
-            zoom(item)
-        item = rs.current_item(study, rater_id)
+    widgets.keyboard(key_bindings(), key=f"rate_keys_{rubric.id}")
     done = rating.progress(session.db(), study, rater_id)
     st.progress(done.done / max(done.assigned, 1),
                 text=f"{done.done} / {done.assigned} rated · {done.skipped} skipped")
@@ -93,7 +90,7 @@ def scoring() -> None:
         if item.source_image is not None:
             st.caption("Source image")
             widgets.show_image(item.source_image, alt="source image")
-        with st.popover("📖 Rating guide"):
+        with st.popover("Rating guide"):
             st.markdown(f"**{rubric.title}**\n\n{rubric.guide}")
         choices(item)
         if st.session_state.get(rs.SKIPPING):

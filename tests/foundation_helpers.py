@@ -1,4 +1,8 @@
-"""Helpers for the store / import / CLI / export tests (fixtures stay in conftest.py)."""
+"""Helpers for the store / import / CLI / export tests (fixtures stay in conftest.py).
+
+Import as ``from tests.foundation_helpers import ...``; the generic helpers of
+``tests.helpers`` are re-exported.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from concord.services import rating, studies
 from concord.services.common import new_submission
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
+from tests.helpers import ROOT, make_folder_study, shared_path, write_png  # noqa: F401
 
 # Tables whose rows make up a study (everything but the migrations bookkeeping).
 DATA_TABLES = (

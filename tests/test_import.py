@@ -7,13 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import shared_path, write_png
-from foundation_helpers import snapshot, study_id, unchanged
 
 from concord.config import DEMO_MANIFEST
 from concord.importers.build import plan_from_manifest
 from concord.services import studies
 from concord.store import studies as study_store
+from tests.foundation_helpers import shared_path, snapshot, study_id, unchanged, write_png
 
 TINY = (8, 8)
 
@@ -40,11 +39,13 @@ def test_folder_layout_with_samples(db, study_factory):
                      " p.dimension FROM images i JOIN prompts p ON p.id = i.prompt_id"
                      " JOIN models m ON m.id = i.model_id ORDER BY i.path")
     assert {r["sample"] for r in rows} == {0, 1}
-    assert rows[0]["path"] == "m1/p0_0.png" and (rows[0]["width"], rows[0]["height"]) == (32, 32)
+    assert rows[0]["path"] == "m1/p0_0.png"
+    assert (rows[0]["width"], rows[0]["height"]) == (32, 32)
     assert all(len(r["sha256"]) == 64 for r in rows)
     assert rows[0]["dimension"] == "count"
     study = study_store.get_study(db, "f")
-    assert study.k == 2 and study.settings["layout"] == "folder"
+    assert study.k == 2
+    assert study.settings["layout"] == "folder"
 
 
 def test_reimport_changes_nothing(db, study_factory):
@@ -52,7 +53,8 @@ def test_reimport_changes_nothing(db, study_factory):
     studies.import_manifest(db, manifest)
     with unchanged(db):
         again = studies.import_manifest(db, manifest)
-    assert not again.changed and again.images_unchanged == 6
+    assert not again.changed
+    assert again.images_unchanged == 6
 
 
 def test_adding_images_adds_only_the_new_ones(db, study_factory, tmp_path):
@@ -104,13 +106,15 @@ def test_jsonl_prompts_and_json_manifest(db, tmp_path):
     s = studies.import_manifest(db, manifest)
     assert s.images_added == 2
     p = _rows(db, "SELECT * FROM prompts")[0]
-    assert json.loads(p["skills"]) == ["color", "object"] and p["atom_count"] == 2
+    assert json.loads(p["skills"]) == ["color", "object"]
+    assert p["atom_count"] == 2
     assert json.loads(p["meta"]) == {"extra": "kept"}
 
 
 def test_demo_study_imports(db):
     s = studies.import_manifest(db, DEMO_MANIFEST)
-    assert s.images_added == 36 and study_store.get_study(db, "demo").protocol == "both"
+    assert s.images_added == 36
+    assert study_store.get_study(db, "demo").protocol == "both"
 
 
 # --- imagenhub -------------------------------------------------------------------------
@@ -157,7 +161,8 @@ def test_paircomp_layout(db, tmp_path):
     s = studies.import_manifest(db, manifest)
     assert (s.prompts_added, s.images_added) == (8, 10)
     p = _rows(db, "SELECT * FROM prompts WHERE key = '1_1'")[0]
-    assert p["text"] == pairs[1]["caption2"] and p["dimension"] == pairs[1]["category"]
+    assert p["text"] == pairs[1]["caption2"]
+    assert p["dimension"] == pairs[1]["category"]
     assert json.loads(p["meta"]) == {"pair": 1, "caption": 1}
     samples = _rows(db, "SELECT i.sample FROM images i JOIN prompts p ON p.id = i.prompt_id"
                         " WHERE p.key = '0_0' ORDER BY i.sample")
@@ -183,7 +188,8 @@ def test_geneval2_layout_stores_questions_with_skills(db, tmp_path):
     s = studies.import_manifest(db, manifest)
     assert (s.prompts_added, s.images_added) == (800, 6)
     p = _rows(db, "SELECT * FROM prompts WHERE key = '0'")[0]
-    assert p["text"] == lines[0]["prompt"] and p["atom_count"] == lines[0]["atom_count"]
+    assert p["text"] == lines[0]["prompt"]
+    assert p["atom_count"] == lines[0]["atom_count"]
     assert json.loads(p["skills"]) == lines[0]["skills"]
     qs = _rows(db, "SELECT * FROM questions WHERE prompt_id = ? ORDER BY position", [p["id"]])
     assert [(q["text"], q["answer"]) for q in qs] == [tuple(x) for x in lines[0]["vqa_list"]]
@@ -208,7 +214,8 @@ def test_tiif_layout_stores_questions(db, tmp_path):
                         f"questions: {questions}\n")
     s = studies.import_manifest(db, manifest)
     n_lines = sum(len(f.read_text().splitlines()) for f in prompts.glob("*_prompts.jsonl"))
-    assert s.prompts_added == 2 * n_lines and s.images_added == 8
+    assert s.prompts_added == 2 * n_lines
+    assert s.images_added == 8
     src = json.loads((prompts / "color+2d_prompts.jsonl").read_text().splitlines()[1])
     evq = json.loads((questions / "color+2d_eval_prompts.jsonl").read_text().splitlines()[1])
     p = _rows(db, "SELECT * FROM prompts WHERE key = 'color+2d/1/long'")[0]
@@ -272,7 +279,8 @@ def test_prompts_per_dimension_is_seeded(db, tmp_path):
     assert any(o != first for o in others)
     studies.import_manifest(db, manifest)  # the seed is recorded with the study
     settings = study_store.get_study(db, "r").settings["ranking"]
-    assert settings["seed"] == 3 and settings["prompts_per_dimension"] == 3
+    assert settings["seed"] == 3
+    assert settings["prompts_per_dimension"] == 3
     chosen = {r["key"] for r in _rows(db, "SELECT key FROM prompts WHERE rank_set = 1")}
     assert chosen == others[-1]
 
@@ -297,4 +305,13 @@ def test_two_studies_share_one_database(db, study_factory):
 def test_study_root_is_stored_absolute(db, study_factory, tmp_path):
     studies.import_manifest(db, study_factory("f", prompts=1))
     root = Path(study_store.get_study(db, "f").root)
-    assert root.is_absolute() and root == (tmp_path / "f" / "images").resolve()
+    assert root.is_absolute()
+    assert root == (tmp_path / "f" / "images").resolve()
+
+
+def test_top_level_seed_and_benchmark(db, study_factory):
+    manifest = study_factory("f", prompts=2, extra="seed: 42\nbenchmark: drawbench\n")
+    studies.import_manifest(db, manifest)
+    settings = study_store.get_study(db, "f").settings
+    assert (settings["seed"], settings["benchmark"]) == (42, "drawbench")
+    assert {r["benchmark"] for r in _rows(db, "SELECT benchmark FROM prompts")} == {"drawbench"}

@@ -7,12 +7,19 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import make_folder_study, shared_path, write_png
-from foundation_helpers import import_fails, png_header_only, problem_text, unchanged
 from PIL import Image
 
 from concord.errors import InputError
 from concord.services import studies
+from tests.foundation_helpers import (
+    import_fails,
+    make_folder_study,
+    png_header_only,
+    problem_text,
+    shared_path,
+    unchanged,
+    write_png,
+)
 
 TINY = (8, 8)
 
@@ -52,14 +59,16 @@ def test_truncated_image(db, study):
     data = f.read_bytes()
     f.write_bytes(data[: len(data) // 2])
     p = import_fails(db, study).problems[0]
-    assert (p.file, p.field) == (str(f), "image") and "truncated" in p.message
+    assert (p.file, p.field) == (str(f), "image")
+    assert "truncated" in p.message
 
 
 def test_text_file_named_png(db, study):
     f = _img(study, "m2", "p1.png")
     f.write_text("this is not an image")
     p = import_fails(db, study).problems[0]
-    assert p.file == str(f) and "not a readable image" in p.message
+    assert p.file == str(f)
+    assert "not a readable image" in p.message
 
 
 def test_empty_image_file(db, study):
@@ -73,7 +82,8 @@ def test_unsupported_format_named_png(db, study, fmt):
     f = _img(study, "m1", "p0.png")
     Image.new("RGB", TINY).save(f, format=fmt)
     p = import_fails(db, study).problems[0]
-    assert p.file == str(f) and f"unsupported image format {fmt}" in p.message
+    assert p.file == str(f)
+    assert f"unsupported image format {fmt}" in p.message
 
 
 def test_image_above_manifest_pixel_limit(db, study):
@@ -100,7 +110,8 @@ def test_changed_image_since_import(db, tmp_path):
     write_png(f, color=(1, 2, 3))
     write_png(tmp_path / "s" / "images" / "m1" / "p0_1.png")  # a new file is not added either
     p = import_fails(db, manifest).problems[0]
-    assert (p.file, p.field) == (str(f), "sha256") and "changed since it was imported" in p.message
+    assert (p.file, p.field) == (str(f), "sha256")
+    assert "changed since it was imported" in p.message
 
 
 # --- paths ----------------------------------------------------------------------------
@@ -120,7 +131,8 @@ def test_symlinked_image_escaping_the_root(db, study, tmp_path):
     link.unlink()
     link.symlink_to(outside)
     p = import_fails(db, study).problems[0]
-    assert p.file == str(link) and f"resolves to {outside}" in p.message
+    assert p.file == str(link)
+    assert f"resolves to {outside}" in p.message
 
 
 def test_symlinked_model_folder_escaping_the_root(db, study, tmp_path):
@@ -138,26 +150,31 @@ def test_symlink_inside_the_root_is_fine(db, study):
 def test_missing_root_folder(db, study):
     study.write_text(study.read_text().replace("root: images", "root: imgz"))
     p = import_fails(db, study).problems[0]
-    assert (p.file, p.field) == (str(study.resolve()), "root") and "imgz" in p.message
+    assert (p.file, p.field) == (str(study.resolve()), "root")
+    assert "imgz" in p.message
 
 
 # --- manifest -------------------------------------------------------------------------
 
 def test_manifest_not_found(db, tmp_path):
     p = import_fails(db, tmp_path / "nope.yaml").problems[0]
-    assert p.file == str(tmp_path / "nope.yaml") and p.message == "file not found"
+    assert p.file == str(tmp_path / "nope.yaml")
+    assert p.message == "file not found"
 
 
 def test_malformed_yaml(db, tmp_path):
     m = _manifest(tmp_path, "name: x\nlayout: folder\nmodels: [a, b\n")
     p = import_fails(db, m).problems[0]
-    assert p.file == str(m) and "malformed YAML" in p.message and p.row == 4
+    assert p.file == str(m)
+    assert "malformed YAML" in p.message
+    assert p.row == 4
 
 
 def test_malformed_json_manifest(db, tmp_path):
     m = _manifest(tmp_path, '{\n  "name": "x",\n}\n', "m.json")
     p = import_fails(db, m).problems[0]
-    assert (p.file, p.row) == (str(m), 3) and "malformed JSON" in p.message
+    assert (p.file, p.row) == (str(m), 3)
+    assert "malformed JSON" in p.message
 
 
 @pytest.mark.parametrize("text", ["- a\n- b\n", "just a string\n", ""])
@@ -169,19 +186,22 @@ def test_manifest_root_not_a_mapping(db, tmp_path, text):
 def test_unknown_manifest_key(db, study):
     study.write_text(study.read_text() + "raters_per_iten: 3\n")
     p = import_fails(db, study).problems[0]
-    assert (p.file, p.field) == (str(study), "raters_per_iten") and "unknown key" in p.message
+    assert (p.file, p.field) == (str(study), "raters_per_iten")
+    assert "unknown key" in p.message
 
 
 def test_unknown_layout(db, study):
     study.write_text(study.read_text().replace("layout: folder", "layout: flat"))
     p = import_fails(db, study).problems[0]
-    assert p.field == "layout" and "'flat'" in p.message
+    assert p.field == "layout"
+    assert "'flat'" in p.message
 
 
 def test_wrong_protocol(db, study):
     study.write_text(study.read_text().replace("protocol: score", "protocol: vote"))
     p = import_fails(db, study).problems[0]
-    assert p.field == "protocol" and "'vote'" in p.message
+    assert p.field == "protocol"
+    assert "'vote'" in p.message
 
 
 @pytest.mark.parametrize("value", ["0", "-2", "three", "1.5", "true"])
@@ -198,7 +218,8 @@ def test_missing_study_name(db, study):
 def test_unknown_rubric(db, study):
     study.write_text(study.read_text() + "rubric: imagenhub-nope\n")
     p = import_fails(db, study).problems[0]
-    assert p.field == "rubric" and "imagenhub-nope" in p.message
+    assert p.field == "rubric"
+    assert "imagenhub-nope" in p.message
 
 
 def test_manifest_problems_are_all_reported(db, study):
@@ -213,7 +234,8 @@ def test_manifest_problems_are_all_reported(db, study):
 def test_missing_prompts_file(db, study):
     study.write_text(study.read_text().replace("prompts: prompts.csv", "prompts: nope.csv"))
     p = import_fails(db, study).problems[0]
-    assert p.field == "prompts" and "nope.csv" in p.message
+    assert p.field == "prompts"
+    assert "nope.csv" in p.message
 
 
 def test_folder_layout_without_prompts_key(db, study):
@@ -240,21 +262,25 @@ def test_malformed_csv_unclosed_quote(db, study):
     prompts = study.parent / "prompts.csv"
     prompts.write_text('prompt_id,prompt\np0,"a photo\np1,b\n')
     p = import_fails(db, study).problems[0]
-    assert p.file == str(prompts) and "malformed CSV" in p.message and p.row is not None
+    assert p.file == str(prompts)
+    assert "malformed CSV" in p.message
+    assert p.row is not None
 
 
 def test_latin1_csv(db, study):
     prompts = study.parent / "prompts.csv"
     prompts.write_bytes("prompt_id,prompt\np0,café\n".encode("latin-1"))
     text = _only(import_fails(db, study))
-    assert text.startswith(f"{prompts}, row 2: not UTF-8") and "0xe9" in text
+    assert text.startswith(f"{prompts}, row 2: not UTF-8")
+    assert "0xe9" in text
 
 
 def test_csv_missing_column(db, study):
     prompts = study.parent / "prompts.csv"
     prompts.write_text("id,text\np0,a\n")
     p = import_fails(db, study).problems[0]
-    assert (p.file, p.row) == (str(prompts), 1) and "missing column(s)" in p.message
+    assert (p.file, p.row) == (str(prompts), 1)
+    assert "missing column(s)" in p.message
 
 
 def test_ragged_csv_row(db, study):
@@ -276,7 +302,8 @@ def test_changed_prompt_text(db, tmp_path):
     studies.import_manifest(db, manifest)
     (tmp_path / "s" / "prompts.csv").write_text("prompt_id,prompt\np0,a different text\n")
     p = import_fails(db, manifest).problems[0]
-    assert p.field == "prompt p0" and "differs" in p.message
+    assert p.field == "prompt p0"
+    assert "differs" in p.message
 
 
 # --- folder contents ---------------------------------------------------------------------
@@ -291,19 +318,22 @@ def test_unknown_model_folder(db, study):
 def test_declared_model_without_folder(db, study):
     study.write_text(study.read_text() + "models: [m1, m2, m9]\n")
     p = import_fails(db, study).problems[0]
-    assert p.file == str(study.parent / "images" / "m9") and "no folder" in p.message
+    assert p.file == str(study.parent / "images" / "m9")
+    assert "no folder" in p.message
 
 
 def test_file_name_matching_no_prompt(db, study):
     f = write_png(_img(study, "m1", "q7.png"), size=TINY)
     p = import_fails(db, study).problems[0]
-    assert (p.file, p.field) == (str(f), "prompt_id") and "matches no prompt id" in p.message
+    assert (p.file, p.field) == (str(f), "prompt_id")
+    assert "matches no prompt id" in p.message
 
 
 def test_two_images_for_one_prompt_and_sample(db, study):
     write_png(_img(study, "m1", "p1.jpg"), size=TINY, fmt="JPEG")
     p = import_fails(db, study).problems[0]
-    assert p.file == str(_img(study, "m1", "p1.png")) and "also p1.jpg" in p.message
+    assert p.file == str(_img(study, "m1", "p1.png"))
+    assert "also p1.jpg" in p.message
 
 
 def test_non_image_file_in_model_folder(db, study):
@@ -329,7 +359,8 @@ def test_gold_with_unknown_model(db, study):
     gold.write_text("prompt_id,model,criterion,expected\np0,m1,SC,1\np1,m7,SC,0\n")
     study.write_text(study.read_text() + "gold: gold.csv\n")
     p = import_fails(db, study).problems[0]
-    assert (p.file, p.row, p.field) == (str(gold), 3, "model") and "'m7'" in p.message
+    assert (p.file, p.row, p.field) == (str(gold), 3, "model")
+    assert "'m7'" in p.message
 
 
 @pytest.mark.parametrize("n_models", [1, 17])
@@ -337,14 +368,16 @@ def test_ranking_needs_2_to_16_models(db, tmp_path, n_models):
     models = tuple(f"m{i}" for i in range(n_models))
     manifest = make_folder_study(tmp_path / "r", prompts=1, models=models, protocol="rank")
     p = import_fails(db, manifest).problems[0]
-    assert p.field == "models" and f"the study has {n_models}" in p.message
+    assert p.field == "models"
+    assert f"the study has {n_models}" in p.message
 
 
 def test_unknown_ranking_prompt_id(db, study):
     study.write_text(study.read_text().replace("protocol: score", "protocol: rank")
                      + "ranking:\n  prompts: [p0, p8]\n")
     p = import_fails(db, study).problems[0]
-    assert p.field == "ranking.prompts" and "'p8'" in p.message
+    assert p.field == "ranking.prompts"
+    assert "'p8'" in p.message
 
 
 def test_unknown_ranking_key(db, study):
@@ -368,7 +401,8 @@ def _paircomp(tmp_path: Path, names: list[str]) -> Path:
 def test_paircomp_bad_file_name(db, tmp_path, name):
     m = _paircomp(tmp_path, ["0_0_0.png", name])
     p = import_fails(db, m).problems[0]
-    assert (Path(p.file).name, p.field) == (name, "path") and "X_Y_Z.png" in p.message
+    assert (Path(p.file).name, p.field) == (name, "path")
+    assert "X_Y_Z.png" in p.message
 
 
 def test_paircomp_pair_not_in_file(db, tmp_path):
@@ -396,14 +430,16 @@ def _geneval2(tmp_path: Path, mapping: dict[str, str]) -> Path:
 def test_geneval2_prompt_not_in_benchmark(db, tmp_path):
     m = _geneval2(tmp_path, {"a purple elephant juggling": "m1/0.png"})
     p = import_fails(db, m).problems[0]
-    assert p.file == str(m.parent / "m1.json") and "prompt not in the benchmark" in p.message
+    assert p.file == str(m.parent / "m1.json")
+    assert "prompt not in the benchmark" in p.message
 
 
 @pytest.mark.shared
 def test_geneval2_mapping_path_traversal(db, tmp_path):
     m = _geneval2(tmp_path, {"a green backpack and a pig": "../../etc/passwd"})
     p = import_fails(db, m).problems[0]
-    assert p.file == str(m.parent / "m1.json") and "leaves the study root" in p.message
+    assert p.file == str(m.parent / "m1.json")
+    assert "leaves the study root" in p.message
     assert p.field == "a green backpack and a pig"
 
 
@@ -428,7 +464,8 @@ def test_tiif_misaligned_question_file(db, tmp_path):
     (root / "r").mkdir()
     m = _manifest(root, "name: t\nlayout: tiif\nroot: r\nprompts: p\nquestions: q\n")
     p = import_fails(db, m).problems[0]
-    assert p.file == str(qfile) and "line-aligned" in p.message
+    assert p.file == str(qfile)
+    assert "line-aligned" in p.message
 
 
 def test_tiif_image_without_prompt(db, tmp_path):
@@ -442,7 +479,8 @@ def test_tiif_image_without_prompt(db, tmp_path):
     f = write_png(root / "r" / "m1" / "color" / "short" / "3.png", size=TINY)
     m = _manifest(root, "name: t\nlayout: tiif\nroot: r\nprompts: p\nquestions: q\n")
     p = import_fails(db, m).problems[0]
-    assert p.file == str(f) and "'color/3/short'" in p.message
+    assert p.file == str(f)
+    assert "'color/3/short'" in p.message
 
 
 def test_paraphrase_bad_category(db, tmp_path):
@@ -452,7 +490,8 @@ def test_paraphrase_bad_category(db, tmp_path):
     (root / "imgs").mkdir()
     m = _manifest(root, "name: pp\nlayout: paraphrase\nroot: imgs\nprompts: para.csv\n")
     p = import_fails(db, m).problems[0]
-    assert (p.row, p.field) == (3, "category") and "'surreal'" in p.message
+    assert (p.row, p.field) == (3, "category")
+    assert "'surreal'" in p.message
 
 
 def test_imagenhub_source_symlink_escape(db, tmp_path):
@@ -463,7 +502,8 @@ def test_imagenhub_source_symlink_escape(db, tmp_path):
     (task / "input" / "s.jpg").symlink_to(tmp_path / "private.jpg")
     m = _manifest(tmp_path / "ih", "name: ih\nlayout: imagenhub\nroot: res\n")
     p = import_fails(db, m).problems[0]
-    assert p.field == "source_image" and "leaves the study root" in p.message
+    assert p.field == "source_image"
+    assert "leaves the study root" in p.message
     assert p.file == str(task / "input" / "s.jpg")
 
 
@@ -483,3 +523,10 @@ def test_good_import_after_a_failed_one(db, study):
     assert studies.import_manifest(db, study).images_added == 6
     with unchanged(db):
         studies.import_manifest(db, study)
+
+
+@pytest.mark.parametrize(("key", "value"), [("seed", "abc"), ("benchmark", "[1, 2]"),
+                                            ("models", "m1"), ("tasks", "T2I")])
+def test_mistyped_manifest_values(db, study, key, value):
+    study.write_text(study.read_text() + f"{key}: {value}\n")
+    assert import_fails(db, study).problems[0].field == key

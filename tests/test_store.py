@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from foundation_helpers import DATA_TABLES, invited, rate_next, snapshot, study_id
 
 from concord.errors import AuthError, InputError, NotFoundError
 from concord.plan import GoldSpec, ImageSpec, PromptSpec, StudyPlan
@@ -16,6 +15,7 @@ from concord.store import raters as rater_store
 from concord.store import ratings as rating_store
 from concord.store import studies as study_store
 from concord.store.db import loads
+from tests.foundation_helpers import DATA_TABLES, invited, rate_next, snapshot, study_id
 
 
 @pytest.fixture
@@ -48,19 +48,23 @@ def test_wal_and_foreign_keys_are_on(db):
         db.execute("INSERT INTO models (study_id, name) VALUES (999, 'x')")
 
 
-def test_transaction_rolls_back_everything_on_error(db):
-    with pytest.raises(RuntimeError), transaction(db):
-        rater_store.ensure_rater(db, "bob")
+def _write_then_fail(db, name: str) -> None:
+    with transaction(db):
+        rater_store.ensure_rater(db, name)
         raise RuntimeError("boom")
+
+
+def test_transaction_rolls_back_everything_on_error(db):
+    with pytest.raises(RuntimeError):
+        _write_then_fail(db, "bob")
     assert db.execute("SELECT COUNT(*) FROM raters").fetchone()[0] == 0
 
 
 def test_nested_transaction_is_a_savepoint(db):
     with transaction(db):
         rater_store.ensure_rater(db, "outer")
-        with pytest.raises(RuntimeError), transaction(db):
-            rater_store.ensure_rater(db, "inner")
-            raise RuntimeError("inner fails")
+        with pytest.raises(RuntimeError):
+            _write_then_fail(db, "inner")
     assert [r[0] for r in db.execute("SELECT name FROM raters").fetchall()] == ["outer"]
 
 
@@ -87,7 +91,8 @@ def test_same_submission_twice_stores_one_rating(rated):
     sub = new_submission()
     first = rating.submit(db, name, rid, item.image_id, {"SC": 1, "PR": 2}, submission=sub)
     second = rating.submit(db, name, rid, item.image_id, {"SC": 1, "PR": 2}, submission=sub)
-    assert first.stored and not second.stored
+    assert first.stored
+    assert not second.stored
     assert db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == 2  # SC + PR
 
 
@@ -158,7 +163,8 @@ def test_only_the_token_hash_is_stored(db, study_factory):
     [inv] = studies.invite(db, "s1", ["carol"], "http://h")
     token = inv.url.split("token=")[1]
     stored = db.execute("SELECT token_hash FROM raters").fetchone()[0]
-    assert stored == rater_store.hash_token(token) and token not in stored
+    assert stored == rater_store.hash_token(token)
+    assert token not in stored
     assert rater_store.rater_for_token(db, token).name == "carol"
     rater_store.revoke(db, "carol")
     with pytest.raises(AuthError, match="revoked"):
@@ -220,12 +226,13 @@ def test_delete_study_removes_every_row_and_keeps_raters(db, study_factory, tmp_
     keep_before = db.execute("SELECT COUNT(*) FROM images WHERE study_id = ?",
                              [study_id(db, "keep")]).fetchone()[0]
     counts = studies.delete(db, "s1")
-    assert counts["ratings"] == 2 and counts["images"] == 6
+    assert counts["ratings"] == 2
+    assert counts["images"] == 6
     assert all(v == 0 for v in _references(db, sid).values()), _references(db, sid)
     assert {r[0] for r in db.execute("SELECT name FROM raters").fetchall()} == {"alice", "bob"}
     assert db.execute("SELECT COUNT(*) FROM images WHERE study_id = ?",
                       [study_id(db, "keep")]).fetchone()[0] == keep_before
-    last = list(db.query("SELECT * FROM audit_log ORDER BY id DESC LIMIT 1"))[0]
+    last = next(iter(db.query("SELECT * FROM audit_log ORDER BY id DESC LIMIT 1")))
     assert (last["action"], last["study"]) == ("delete_study", "s1")
     assert loads(last["detail"])["ratings"] == 2
 

@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="One row per current rating and per ranked image (column 'kind'). "
                     "csv/jsonl/parquet write one file (stdout when -o is omitted, except "
                     "parquet); imagenhub writes <Task>/<Task>_<rater>.tsv files into a folder.")
-    p.add_argument("--study", required=True)
+    p.add_argument("--study", required=True, help="the study to export")
     p.add_argument("--format", choices=export.FORMATS, default="csv")
     p.add_argument("-o", "--output", help="output file (folder for imagenhub)")
     p.set_defaults(func=_export)

@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Validate everything the manifest names (files, rows, fields, images) and "
                     "write nothing unless all of it is valid. Re-importing changes nothing; "
                     "new images are added. See docs/manifest.md.")
-    p.add_argument("manifest", type=Path, metavar="MANIFEST")
+    p.add_argument("manifest", type=Path, metavar="MANIFEST", help="study.yaml or study.json")
     p.set_defaults(func=_import)
 
     p = sub.add_parser(
@@ -26,9 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "ratings-only study (images without files). CSV columns: prompt_id, model, "
                     "rater, criterion, value [, sample, seconds]. ImagenHub: a folder of "
                     "<Task>/<Task>_raterN.tsv or one TSV.")
-    p.add_argument("--study", required=True)
+    p.add_argument("--study", required=True, help="target study (created if missing)")
     p.add_argument("--format", choices=["imagenhub", "csv"], required=True)
-    p.add_argument("path", type=Path, metavar="PATH")
+    p.add_argument("path", type=Path, metavar="PATH", help="CSV file, TSV file or TSV folder")
     p.set_defaults(func=_import_ratings)
 
     p = sub.add_parser(
@@ -36,10 +36,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="CSV columns: prompt_id, model, metric, value [, sample, question_id, "
                     "judge]. tiif: TIIF-Bench judge outputs (one JSON object per line), "
                     "stored per question as metric 'tiif-judge' (1 = correct).")
-    p.add_argument("--study", required=True)
+    p.add_argument("--study", required=True, help="target study (created if missing)")
     p.add_argument("--format", choices=["csv", "tiif"], required=True)
     p.add_argument("--judge", help="judge name for tiif (default: from the file name)")
-    p.add_argument("path", type=Path, metavar="PATH")
+    p.add_argument("path", type=Path, metavar="PATH",
+                   help="CSV file; for tiif a JSONL file or a <model>/<dim>/<variant>/ tree")
     p.set_defaults(func=_import_scores)
 
 
@@ -68,5 +69,6 @@ def _import_scores(args: argparse.Namespace, settings: Settings) -> int:
     s = metric_scores.import_scores(db_for(settings), args.study, args.format, args.path,
                                     judge=args.judge)
     made = " (new scores-only study)" if s.created_study else ""
-    print(f"study {s.study!r}{made}: {s.rows} scores stored")
+    print(f"study {s.study!r}{made}: {s.rows} scores read, {s.stored} stored (new or "
+          "changed)")
     return 0

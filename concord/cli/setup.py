@@ -21,13 +21,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-demo", action="store_true", help="do not load the demo study")
     p.set_defaults(func=_init)
 
-    p = sub.add_parser("studies", help="list studies with their counts")
+    p = sub.add_parser("studies", help="list studies with their counts",
+                       description="One line per study: protocol, rubric, raters wanted per "
+                                   "item, and how many models, prompts, images, current "
+                                   "ratings, rankings and metric scores it holds.")
     p.set_defaults(func=_studies)
 
     p = sub.add_parser("delete-study", help="delete a study and everything in it",
                        description="Delete a study: its prompts, images, ratings, rankings, "
                                    "metric scores and assignments. Raters stay.")
-    p.add_argument("--study", required=True)
+    p.add_argument("--study", required=True, help="the study to delete")
     p.add_argument("--yes", action="store_true", help="confirm; required")
     p.set_defaults(func=_delete)
 

@@ -34,6 +34,8 @@ def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
     """
     m = load_manifest(path)
     layout = READERS[m.layout](m)
+    for p in layout.prompts:  # the manifest's benchmark labels prompts that have none
+        p.benchmark = p.benchmark or m.benchmark
     problems = list(layout.problems)
     problems += _check_rubric(m)
     paths = [f for *_, f in layout.files]

@@ -55,6 +55,8 @@ class Manifest:
     tasks: list[str] | None = None
     variants: list[str] | None = None
     description: str = ""
+    seed: int = 0
+    benchmark: str | None = None
 
     def settings(self) -> dict[str, Any]:
         """Study settings stored in the database."""
@@ -63,6 +65,8 @@ class Manifest:
             "raters_per_item": self.raters_per_item,
             "layout": self.layout,
             "description": self.description,
+            "seed": self.seed,
+            "benchmark": self.benchmark,
             "ranking": {"ties": r.ties, "sample": r.sample, "seed": r.seed,
                         "prompts_per_dimension": r.prompts_per_dimension},
         }
@@ -86,10 +90,7 @@ def load_manifest(path: Path) -> Manifest:
 def _parse(path: Path, text: str) -> dict[str, Any]:
     label = str(path)
     try:
-        if path.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            data = yaml.safe_load(text)
+        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
     except json.JSONDecodeError as exc:
         raise InputError([Problem(label, f"malformed JSON: {exc.msg}", row=exc.lineno)]) from exc
     except yaml.YAMLError as exc:
@@ -192,6 +193,16 @@ def _positive_int(d: dict[str, Any], key: str, default: int, bad: Any) -> int:
 def _fill_numbers(m: Manifest, d: dict[str, Any], bad: Any) -> None:
     m.raters_per_item = _positive_int(d, "raters_per_item", 3, bad)
     m.max_pixels = _positive_int(d, "max_pixels", DEFAULT_MAX_PIXELS, bad)
+    seed = d.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        bad("seed", f"expected a whole number, got {seed!r}")
+    else:
+        m.seed = seed
+    benchmark = d.get("benchmark")
+    if benchmark is not None and not isinstance(benchmark, str):
+        bad("benchmark", f"expected a name, got {benchmark!r}")
+    else:
+        m.benchmark = benchmark
 
 
 def _ranking(r: Any, bad: Any) -> Ranking:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-import uuid
+import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,7 +93,7 @@ def read_ratings_csv(path: Path) -> pd.DataFrame:
             if not val:
                 problems.append(Problem(str(path), "empty value", row=line, field=key))
         rec["value"] = _number(row.get("value"), path, line, "value", problems)
-        rec["sample"] = int(_number(row.get("sample") or "0", path, line, "sample", problems) or 0)
+        rec["sample"] = _sample(row.get("sample") or "0", path, line, problems)
         secs = row.get("seconds") or ""
         rec["seconds"] = _number(secs, path, line, "seconds", problems) if secs else math.nan
         rec["dimension"] = row.get("dimension") or None
@@ -103,6 +104,17 @@ def read_ratings_csv(path: Path) -> pd.DataFrame:
     cols = ["prompt_id", "model", "rater", "criterion", "value", "sample", "seconds",
             "dimension", "row"]
     return pd.DataFrame(out, columns=cols)
+
+
+def _sample(text: str, path: Path, line: int, problems: list[Problem]) -> int:
+    try:
+        value = int(text.strip())
+    except ValueError:
+        value = -1
+    if value < 0:
+        problems.append(Problem(str(path), f"not a sample index ≥ 0: {text!r}", row=line,
+                                field="sample"))
+    return value
 
 
 def _number(text: object, path: Path, line: int, fld: str, problems: list[Problem]) -> float:
@@ -138,8 +150,9 @@ def import_ratings(db: Database, study_name: str, fmt: str, path: Path, *,
         _ensure_targets(db, study, df, path)
         _check_against_rubric(study, df, path)
         _write_ratings(db, study, df, summary)
-        audit(db, actor, "import_ratings", study_name, file=str(path), added=summary.added,
-              changed=summary.changed)
+        if summary.added or summary.changed or summary.created_study:
+            audit(db, actor, "import_ratings", study_name, file=str(path), added=summary.added,
+                  changed=summary.changed)
     return summary
 
 
@@ -190,13 +203,18 @@ def _ensure_targets(db: Database, study: study_store.Study, df: pd.DataFrame, pa
     study_store.apply_plan(db, plan)
 
 
+def _rows(df: pd.DataFrame) -> Iterator[tuple]:
+    """Rows as named tuples of plain Python values (fast with pyarrow-backed strings)."""
+    return df.astype(object).itertuples(index=False)
+
+
 def _check_against_rubric(study: study_store.Study, df: pd.DataFrame, path: Path) -> None:
     if not study.rubric:
         return
     rub = common.rubric(study.rubric)
     scales = {c.key: set(c.values) for c in rub.criteria}
     problems = []
-    for row in df.itertuples(index=False):
+    for row in _rows(df):
         if row.criterion not in scales:
             problems.append(Problem(str(path), f"criterion {row.criterion!r} is not in rubric "
                                                f"{rub.id} ({sorted(scales)})", row=row.row,
@@ -215,10 +233,10 @@ def _write_ratings(db: Database, study: study_store.Study, df: pd.DataFrame,
                    summary: RatingsImport) -> None:
     keys = items.image_keys(db, study.id)
     current = frames.ratings_frame(db, study.id)
-    now_vals = {(r.image_id, r.rater, r.criterion): r.value for r in current.itertuples()}
+    now_vals = {(r.image_id, r.rater, r.criterion): r.value for r in _rows(current)}
     rater_ids: dict[str, int] = {}
     fresh = []
-    for row in df.itertuples(index=False):
+    for row in _rows(df):
         if row.rater not in rater_ids:
             rater_ids[row.rater] = rater_store.ensure_rater(db, row.rater).id
             rater_store.add_to_study(db, rater_ids[row.rater], study.id)
@@ -228,7 +246,7 @@ def _write_ratings(db: Database, study: study_store.Study, df: pd.DataFrame,
             summary.unchanged += 1
             continue
         fresh.append((study.id, image_id, rater_ids[row.rater], row.criterion,
-                      float(row.value), uuid.uuid4().hex,
+                      float(row.value), secrets.token_hex(16),
                       None if math.isnan(row.seconds) else float(row.seconds)))
         if old is None:
             summary.added += 1

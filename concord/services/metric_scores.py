@@ -29,6 +29,7 @@ class ScoresImport:
     study: str
     created_study: bool = False
     rows: int = 0
+    stored: int = 0  # new or changed values (a row equal to the stored one is not rewritten)
 
 
 def read_scores_csv(path: Path) -> pd.DataFrame:
@@ -63,11 +64,15 @@ def read_scores_csv(path: Path) -> pd.DataFrame:
 
 
 def read_tiif(path: Path, judge: str | None) -> pd.DataFrame:
-    """TIIF-Bench judge outputs as per-question score rows (value 1 = correct)."""
+    """TIIF-Bench judge outputs (a JSONL file or the per-image tree) as per-question rows.
+
+    The value is 1 when the judge's answer matches the expected one, else 0.
+    """
     from concord.importers import tiif_judge
 
+    reader = tiif_judge.read_tiif_judge_tree if path.is_dir() else tiif_judge.read_tiif_judge_jsonl
     try:
-        df = tiif_judge.read_tiif_judge(path)
+        df = reader(path)
     except ValueError as exc:
         problems = getattr(exc, "problems", None) or [str(exc)]
         raise InputError([p if isinstance(p, Problem) else Problem(str(path), str(p))
@@ -103,12 +108,17 @@ def import_scores(db: Database, study_name: str, fmt: str, path: Path, *,
                                   row=int(r["row"]) or None, field="question_id")])
     summary = ScoresImport(study=study_name, rows=len(df))
     with transaction(db):
+        start = db.conn.total_changes
         study, summary.created_study = _target(db, study_name, fmt)
         _ensure_images(db, study, df, path)
         keys = items.image_keys(db, study.id)
         rows = [_score_row(keys, r) for r in df.itertuples(index=False)]
+        before = db.conn.total_changes
         score_store.write_scores(db, study.id, rows, run_id=None)
-        audit(db, actor, "import_scores", study_name, file=str(path), rows=len(rows))
+        summary.stored = db.conn.total_changes - before
+        if db.conn.total_changes > start:  # a repeated import changes nothing, logs nothing
+            audit(db, actor, "import_scores", study_name, file=str(path), rows=len(rows),
+                  stored=summary.stored)
     return summary
 
 

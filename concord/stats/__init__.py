@@ -5,13 +5,16 @@ formula and the reference it reproduces in ``docs/stats.md``.
 """
 
 from concord.stats.agreement import (
-    agreement_table,
     fleiss_kappa,
-    gold_accuracy,
     kendalls_w,
     krippendorff_alpha,
     leave_one_out,
     mean_pairwise_spearman,
+)
+from concord.stats.agreement_frames import (
+    agreement_table,
+    gold_accuracy,
+    rater_quality,
     rating_matrix,
 )
 from concord.stats.correlation import (
@@ -57,6 +60,7 @@ __all__ = [
     "position_bias",
     "prompt_mean_ranks",
     "rank_by_position",
+    "rater_quality",
     "rating_matrix",
     "tau_23",
     "winoground_accuracy",

@@ -1,14 +1,14 @@
-"""Inter-rater agreement: Krippendorff's α, Fleiss' κ, Kendall's W, Spearman, gold items.
+"""Inter-rater agreement on a matrix: Krippendorff's α, Fleiss' κ, Kendall's W, Spearman.
 
-Matrix functions take a raters × items array (``numpy`` or a DataFrame; NaN = not rated).
-Frame functions take the Ratings frame of ``docs/data-model.md``. Undefined cases (fewer
-than two raters, a single category, no item rated twice) give NaN, never 0 or 1.
+Every function takes a raters × items array (``numpy`` or a DataFrame; NaN = not rated);
+:mod:`concord.stats.agreement_frames` applies them to the Ratings frame. Undefined cases
+(fewer than two raters, a single category, no item rated twice) give NaN, never 0 or 1.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import krippendorff
 import numpy as np
@@ -16,12 +16,7 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats import inter_rater
 
-from concord.stats._validate import (
-    check_choice,
-    numeric_values,
-    require_columns,
-)
-from concord.stats.human import RATING_COLUMNS, group_codes, image_keys
+from concord.stats._validate import check_choice
 
 LEVELS = ("nominal", "ordinal", "interval")
 
@@ -31,37 +26,6 @@ def _as_matrix(matrix: object, *, where: str) -> np.ndarray:
     if data.ndim != 2:
         raise ValueError(f"{where}: expected a 2-D raters × items matrix, got shape {data.shape}")
     return data
-
-
-def rating_matrix(
-    ratings: pd.DataFrame, *, item: Sequence[str] | None = None
-) -> pd.DataFrame:
-    """Pivot ratings of ONE criterion into a raters × items matrix (NaN = not rated).
-
-    Args:
-        ratings: Ratings frame (``prompt_id, model, rater, value`` + optional image keys).
-        item: Columns that identify an item; default the image keys
-            (``prompt_id, model`` and ``study, sample, image_id`` when present).
-
-    Returns:
-        DataFrame indexed by rater, one column per item (sorted).
-
-    Raises:
-        ValueError: Missing columns, or a rater rating the same item twice (e.g. two
-            criteria mixed in one frame).
-    """
-    where = "rating_matrix"
-    require_columns(ratings, ["rater", "value", *(item or ["prompt_id", "model"])], where=where)
-    keys = list(item) if item is not None else image_keys(ratings)
-    values = numeric_values(ratings, "value", where=where)
-    dup = ratings.duplicated([*keys, "rater"])
-    if dup.any():
-        raise ValueError(f"{where}: rater {ratings.loc[dup, 'rater'].iloc[0]!r} rated an item "
-                         "twice; select one criterion first")
-    frame = ratings[[*keys, "rater"]].assign(value=values)
-    return frame.pivot_table(index="rater", columns=keys, values="value", aggfunc="first",
-                             dropna=False, observed=True)
-
 
 def value_counts(matrix: object) -> tuple[np.ndarray, np.ndarray]:
     """Per item, how many raters gave each distinct value.
@@ -95,10 +59,11 @@ def krippendorff_alpha(matrix: object, *, level: str = "ordinal") -> float:
     check_choice(level, (*LEVELS, "ratio"), name="level")
     if _as_matrix(matrix, where="krippendorff_alpha").shape[0] < 2:
         return float("nan")
-    return _alpha_from_counts(*value_counts(matrix), level)
+    return alpha_from_counts(*value_counts(matrix), level)
 
 
-def _alpha_from_counts(counts: np.ndarray, domain: np.ndarray, level: str) -> float:
+def alpha_from_counts(counts: np.ndarray, domain: np.ndarray, level: str) -> float:
+    """Krippendorff's α from an items × values count table (see :func:`value_counts`)."""
     pairable = counts.sum(axis=1) >= 2
     if counts.shape[1] < 2 or not pairable.any():
         return float("nan")
@@ -149,7 +114,7 @@ def _fleiss_from_table(table: np.ndarray) -> float:
         return float(inter_rater.fleiss_kappa(table, method="fleiss"))
 
 
-def _fleiss_from_counts(counts: np.ndarray) -> float:
+def fleiss_from_counts(counts: np.ndarray) -> float:
     """Fleiss' κ from an items × values count table (the table aggregate_raters builds)."""
     n_raters = _modal_raters(counts.sum(axis=1))
     if n_raters < 2:
@@ -258,136 +223,3 @@ def _pair_corr(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return {"spearman": float("nan"), "pearson": float("nan")}
     return {"spearman": float(stats.spearmanr(x, y)[0]), "pearson": float(stats.pearsonr(x, y)[0])}
-
-
-def gold_accuracy(ratings: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
-    """Share of gold (attention-check) items each rater scored within tolerance.
-
-    Args:
-        ratings: Ratings with ``image_id, criterion, rater, value``.
-        gold: Expectations with ``image_id, criterion, expected, tolerance``; a rating is
-            correct when ``|value − expected| ≤ tolerance``.
-
-    Returns:
-        Columns ``rater, n_gold, n_correct, accuracy`` for raters with gold ratings.
-    """
-    where = "gold_accuracy"
-    require_columns(ratings, ["image_id", "criterion", "rater", "value"], where=where)
-    require_columns(gold, ["image_id", "criterion", "expected", "tolerance"], where=where)
-    if gold.duplicated(["image_id", "criterion"]).any():
-        raise ValueError(f"{where}: gold has two expectations for one (image_id, criterion)")
-    tol = numeric_values(gold, "tolerance", where=where)
-    if (tol < 0).any() or np.isnan(tol).any():
-        raise ValueError(f"{where}: tolerance must be >= 0, got {gold['tolerance'].tolist()}")
-    merged = ratings[["image_id", "criterion", "rater", "value"]].merge(
-        gold[["image_id", "criterion", "expected", "tolerance"]], on=["image_id", "criterion"])
-    diff = (numeric_values(merged, "value", where=where)
-            - numeric_values(merged, "expected", where=where))
-    # A small slack so that 0.1 + 0.2 style float noise does not fail an exact match.
-    merged["correct"] = np.abs(diff) <= merged["tolerance"].to_numpy(dtype=float) + 1e-9
-    out = merged.groupby("rater", sort=True).agg(n_gold=("correct", "size"),
-                                                 n_correct=("correct", "sum")).reset_index()
-    out["accuracy"] = out["n_correct"] / out["n_gold"]
-    return out
-
-
-def group_matrices(
-    ratings: pd.DataFrame, by: Sequence[str], item: Sequence[str] | None = None
-) -> Iterator[tuple[dict, np.ndarray, list]]:
-    """Yield ``(group keys, raters × items matrix, rater names)`` per group of ``by``.
-
-    Built from integer codes of the whole frame (no per-group pivot).
-
-    Raises:
-        ValueError: A rater rated the same item twice within a group.
-    """
-    where = "group_matrices"
-    keys = list(item) if item is not None else image_keys(ratings)
-    require_columns(ratings, ["rater", "value", *by, *keys], where=where)
-    values = numeric_values(ratings, "value", where=where)
-    df = ratings[~np.isnan(values)]
-    values = values[~np.isnan(values)]
-    if df.empty:
-        return
-    gcode = group_codes(df, list(by))
-    rater, rater_names = pd.factorize(df["rater"], sort=True)
-    item_code = group_codes(df, keys)
-    order = np.argsort(gcode, kind="stable")
-    bounds = np.flatnonzero(np.r_[True, np.diff(gcode[order]) != 0, True])
-    head = df.iloc[order[bounds[:-1]]][list(by)].to_dict(orient="records")
-    for g in range(len(bounds) - 1):
-        idx = order[bounds[g]:bounds[g + 1]]
-        r_dense, r_used = _dense_codes(rater[idx], len(rater_names))
-        i_dense, i_used = _dense_codes(item_code[idx], int(item_code.max()) + 1)
-        flat = r_dense * len(i_used) + i_dense
-        if np.bincount(flat).max() > 1:
-            raise ValueError(f"{where}: a rater rated the same item twice in group {head[g]}; "
-                             "add the distinguishing column to `by`")
-        data = np.full((len(r_used), len(i_used)), np.nan)
-        data.ravel()[flat] = values[idx]
-        yield head[g], data, [rater_names[k] for k in r_used]
-
-
-def _dense_codes(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    present = np.zeros(size, dtype=bool)
-    present[codes] = True
-    used = np.flatnonzero(present)
-    return (np.cumsum(present) - 1)[codes], used
-
-
-def agreement_table(
-    ratings: pd.DataFrame,
-    *,
-    by: Sequence[str] = ("criterion",),
-    levels: Sequence[str] = LEVELS,
-    item: Sequence[str] | None = None,
-) -> pd.DataFrame:
-    """Agreement statistics per group of the Ratings frame.
-
-    Args:
-        ratings: Ratings frame (``prompt_id, model, rater, criterion, value``).
-        by: Grouping columns; each group must hold one rating per rater and item.
-            ``("criterion",)`` is a whole study, ``("model", "criterion")`` per model.
-        levels: Krippendorff α levels to compute.
-        item: Item columns (default: image keys).
-
-    Returns:
-        One row per group: ``by``, ``alpha_<level>`` for each level, ``fleiss_kappa``,
-        ``mean_spearman``, ``n_raters``, ``n_items``, ``n_ratings``.
-    """
-    require_columns(ratings, [*RATING_COLUMNS, *by], where="agreement_table")
-    for level in levels:
-        check_choice(level, (*LEVELS, "ratio"), name="level")
-    rows = [{**head, **agreement_row(data, levels)}
-            for head, data, _ in group_matrices(ratings, by, item)]
-    return pd.DataFrame(rows)
-
-
-def agreement_row(data: np.ndarray, levels: Sequence[str] = LEVELS) -> dict[str, float]:
-    """The statistics of one :func:`agreement_table` row for a raters × items matrix."""
-    counts, domain = value_counts(data)
-    row: dict[str, float] = {}
-    for level in levels:
-        row[f"alpha_{level}"] = (_alpha_from_counts(counts, domain, level)
-                                 if data.shape[0] >= 2 else float("nan"))
-    row["fleiss_kappa"] = _fleiss_from_counts(counts)
-    row["mean_spearman"] = mean_pairwise_spearman(data)
-    row.update(n_raters=data.shape[0], n_items=data.shape[1],
-               n_ratings=int(np.isfinite(data).sum()))
-    return row
-
-
-def rater_quality(
-    ratings: pd.DataFrame, *, by: Sequence[str] = ("criterion",),
-    item: Sequence[str] | None = None,
-) -> pd.DataFrame:
-    """:func:`leave_one_out` for every group of ``by`` (default: per criterion).
-
-    Returns:
-        Columns ``by``, ``rater, spearman, pearson, n_items``.
-    """
-    require_columns(ratings, [*RATING_COLUMNS, *by], where="rater_quality")
-    frames = [leave_one_out(data, raters=names).assign(**head)
-              for head, data, names in group_matrices(ratings, by, item)]
-    cols = [*by, "rater", "spearman", "pearson", "n_items"]
-    return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)

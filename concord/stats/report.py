@@ -13,13 +13,12 @@ import numpy as np
 import pandas as pd
 
 from concord.stats._validate import require_columns, require_frame
-from concord.stats.agreement import (
-    LEVELS,
+from concord.stats.agreement import LEVELS, leave_one_out
+from concord.stats.agreement_frames import (
     agreement_row,
     agreement_table,
     gold_accuracy,
     group_matrices,
-    leave_one_out,
 )
 from concord.stats.human import (
     RATING_COLUMNS,

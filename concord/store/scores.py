@@ -123,7 +123,9 @@ def write_scores(db: Database, study_id: int, rows: Iterable[ScoreRow], run_id: 
     """Insert or replace metric scores in one transaction; returns the number written.
 
     A row replaces an earlier one for the same (image, metric, judge, question), so a
-    rerun that retries an errored item overwrites the error.
+    rerun that retries an errored item overwrites the error. A row identical to the
+    stored one (same value, details, error and run) is left alone, so re-importing a
+    file changes nothing.
     """
     stamp = now()
     params = [
@@ -138,7 +140,9 @@ def write_scores(db: Database, study_id: int, rows: Iterable[ScoreRow], run_id: 
             " details, run_id, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (image_id, metric, judge, question_id) DO UPDATE SET"
             " value = excluded.value, details = excluded.details, run_id = excluded.run_id,"
-            " error = excluded.error, created_at = excluded.created_at",
+            " error = excluded.error, created_at = excluded.created_at"
+            " WHERE value IS NOT excluded.value OR details IS NOT excluded.details"
+            " OR error IS NOT excluded.error OR run_id IS NOT excluded.run_id",
             params,
         )
     return len(params)

@@ -78,13 +78,6 @@ def toggle(image_id: int) -> None:
     picks.append(image_id)
 
 
-def pick_slot(slot: int) -> None:
-    """Key 1…9 (0 = 10): toggle the image in that grid slot (1-based)."""
-    rs: ranking.RankSet | None = st.session_state.get(SET)
-    if rs is not None and 1 <= slot <= len(rs.images):
-        toggle(rs.images[slot - 1].image_id)
-
-
 def undo_pick() -> None:
     """Take back the last image ranked."""
     picks = st.session_state.setdefault(PICKS, [])
@@ -142,23 +135,17 @@ def skip(study: str, rater_id: int, reason: str) -> None:
     forget()
 
 
+def start_skip() -> None:
+    """Show the skip-reason form (button or S)."""
+    st.session_state[SKIPPING] = True
+
+
+def skip_with_reason(study: str, rater_id: int) -> None:
+    """Form callback: skip with the reason typed into the skip form."""
+    skip(study, rater_id, st.session_state.get("rank_skip_reason", ""))
+
+
 def start_edit(prompt_id: int) -> None:
     """Open an earlier ranking for editing on the ranking page."""
     forget()
     st.session_state[EDIT] = prompt_id
-
-
-def apply_key(key: str, study: str, rater_id: int) -> None:
-    """Keys: 1…9 and 0 pick slots, U undo, R reset, T tie, Enter submit, S skip."""
-    if key.isdigit():
-        pick_slot(10 if key == "0" else int(key))
-    elif key == "u":
-        undo_pick()
-    elif key == "r":
-        reset()
-    elif key == "t":
-        st.session_state[TIE] = not st.session_state.get(TIE, False)
-    elif key == "s":
-        st.session_state[SKIPPING] = True
-    elif key == "Enter":
-        submit(study, rater_id)

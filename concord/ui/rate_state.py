@@ -51,17 +51,6 @@ def notice(kind: str, text: str) -> None:
     st.session_state[NOTICE] = (kind, text)
 
 
-def apply_key(key: str, rubric: Rubric, item: rating.Item) -> str | None:
-    """Act on a key press; returns the action taken ("submit", "skip", …) or None."""
-    bound = rubric.level_for_key(key)
-    if bound is not None:
-        criterion, level = bound
-        st.session_state[choice_key(criterion.key, item.image_id)] = level.value
-        return "choose"
-    actions = {"Enter": "submit", "s": "skip", "f": "flag", "u": "undo", "z": "zoom"}
-    return actions.get(key)
-
-
 def submit(study: str, rater_id: int, rubric: Rubric) -> None:
     """Store the choices for the item on screen, then move on (button or Enter)."""
     item: rating.Item | None = st.session_state.get(ITEM)
@@ -104,12 +93,22 @@ def skip(study: str, rater_id: int, reason: str) -> None:
     notice("info", "Skipped.")
 
 
+def skip_with_reason(study: str, rater_id: int) -> None:
+    """Form callback: skip with the reason typed into the skip form."""
+    skip(study, rater_id, st.session_state.get("rate_skip_reason", ""))
+
+
 def flag(study: str, rater_id: int, note: str = "") -> None:
     """Flag the item on screen for the researcher."""
     item: rating.Item | None = st.session_state.get(ITEM)
     if item is not None:
         rating.flag(session.db(), study, rater_id, item.image_id, note or "flagged by rater")
         notice("info", "Flagged for the researcher. Rate it anyway, or skip it (S).")
+
+
+def start_skip() -> None:
+    """Show the skip-reason form (button or S)."""
+    st.session_state[SKIPPING] = True
 
 
 def start_edit(image_id: int) -> None:

@@ -18,23 +18,23 @@ def resolve(db: Database) -> auth.User | None:
     rater in again and they resume where they left off. It is checked on every run, so
     a revoked link stops working at once.
     """
-    token = st.query_params.get("token")
-    if token:
-        try:
-            user = auth.user_for_token(db, token)
-        except AuthError as exc:
-            st.session_state.pop(session.USER, None)
-            st.error(f"Sign-in failed: {exc}. Ask the researcher for a new invite link.")
-            st.stop()
-        st.session_state[session.USER] = user
-        st.session_state[session.TOKEN] = token
-        return user
-    found = session.user()
-    if found is not None and found.rater_id is not None:
-        # A rater without a token in the URL (e.g. signed out): ask for the link again.
+    token = st.query_params.get("token") or st.session_state.get(session.TOKEN)
+    if not token:
+        return session.user()
+    try:
+        user = auth.user_for_token(db, token)
+    except AuthError as exc:
         st.session_state.pop(session.USER, None)
-        return None
-    return found
+        st.session_state.pop(session.TOKEN, None)
+        st.error(f"Sign-in failed: {exc}. Ask the researcher for a new invite link.")
+        st.stop()
+    st.session_state[session.USER] = user
+    st.session_state[session.TOKEN] = token
+    if st.query_params.get("token") != token:
+        # Page switches drop the query string; put the token back so a reload or a
+        # bookmark of any page keeps the rater signed in.
+        st.query_params["token"] = token
+    return user
 
 
 def sign_in_researcher(db: Database, given: str) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 
 import streamlit as st
@@ -12,41 +11,87 @@ from PIL import Image
 _STREAMLIT_MAX_WIDTH = 1460
 
 _KEYS_JS = """
-export default function(component) {
-  const { setTriggerValue, data } = component;
-  const keys = new Set(data.keys || []);
-  const typing = (t) => t && (t.isContentEditable ||
-      ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName));
-  const onKey = (e) => {
-    if (e.ctrlKey || e.metaKey || e.altKey || e.repeat || typing(e.target)) return;
-    const k = e.key.length === 1 ? e.key.toLowerCase() : e.key;
-    if (!keys.has(k)) return;
-    // Capture phase + stopImmediatePropagation: Streamlit's own R (rerun) and C
-    // (clear cache) hotkeys must not fire when the page uses those letters.
-    e.preventDefault();
-    e.stopImmediatePropagation();
-    setTriggerValue('key', k);
+// One page-wide key listener. Each key becomes a click on a widget; clicks are sent one
+// at a time, each after the app has finished the rerun the previous one caused, so fast
+// typing neither loses keys nor reorders them (Streamlit merges clicks that arrive
+// during a run).
+const BUSY = new Set(['running', 'rerunRequested', 'stopRequested']);
+const appState = () => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return app ? app.getAttribute('data-test-script-state') : null;
+};
+const typing = (t) => t && (t.isContentEditable || t.tagName === 'TEXTAREA' ||
+    t.tagName === 'SELECT' || (t.tagName === 'INPUT' && !['radio', 'checkbox'].includes(t.type)));
+
+function pump(kb) {
+  if (kb.busy || kb.queue.length === 0) return;
+  const b = kb.queue.shift();
+  const el = document.querySelectorAll(b.css)[b.nth || 0];
+  if (!el) { pump(kb); return; }
+  kb.busy = true;
+  el.click();
+  const t0 = performance.now();
+  let ran = false;
+  const wait = () => {
+    const busy = BUSY.has(appState());
+    ran = ran || busy;
+    const waited = performance.now() - t0;
+    if ((ran && !busy) || (!ran && waited > 120) || waited > 10000) {
+      kb.busy = false;
+      pump(kb);
+    } else {
+      setTimeout(wait, 8);
+    }
   };
-  window.addEventListener('keydown', onKey, true);
-  return () => window.removeEventListener('keydown', onKey, true);
+  setTimeout(wait, 8);
+}
+
+export default function(component) {
+  const kb = window.__concordKeys || (window.__concordKeys = {queue: [], busy: false,
+                                                             bindings: {}});
+  kb.bindings = component.data.bindings || {};
+  if (!kb.listening) {
+    kb.listening = true;
+    window.addEventListener('keydown', (e) => {
+      if (e.ctrlKey || e.metaKey || e.altKey || e.repeat || typing(e.target)) return;
+      const k = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+      const b = kb.bindings[k];
+      if (!b) return;
+      // Capture phase + stopImmediatePropagation: Streamlit's own R (rerun) and C
+      // (clear cache) hotkeys must not fire when the page binds those letters.
+      e.preventDefault();
+      e.stopImmediatePropagation();
+      kb.queue.push(b);
+      pump(kb);
+    }, true);
+  }
+  return () => { kb.bindings = {}; };
 }
 """
 
 _keys_component = None
 
 
-def keyboard(keys: Iterable[str], *, key: str) -> str | None:
-    """Listen for single-key presses anywhere on the page; returns the key pressed.
+def keyboard(bindings: dict[str, tuple[str, int]], *, key: str) -> None:
+    """Bind single keys to clicks on widgets, anywhere on the page.
 
-    Returns the lower-cased key (or ``"Enter"``, ``"Escape"``…) on the run a key
-    triggered, None otherwise. Keys typed into text fields are ignored.
+    ``bindings`` maps a key (lower-case letter or digit, or ``"Enter"``) to a CSS
+    selector and the index of the match to click. A key press is a click on that
+    widget, so keys and mouse go through the same Streamlit widget events (a fast
+    typist's keys queue up like fast clicks instead of being lost between reruns).
+    Keys typed into text fields are ignored. Widgets are found by the ``st-key-<key>``
+    class Streamlit gives a keyed widget's container.
     """
     global _keys_component
     if _keys_component is None:
         _keys_component = st.components.v2.component("concord_keys", js=_KEYS_JS)
-    result = _keys_component(data={"keys": sorted(set(keys))}, key=key,
-                             on_key_change=lambda: None)
-    return getattr(result, "key", None) if result is not None else None
+    data = {k: {"css": css, "nth": nth} for k, (css, nth) in bindings.items()}
+    _keys_component(data={"bindings": data}, key=key)
+
+
+def widget_css(key_prefix: str, inner: str = "button") -> str:
+    """CSS selector of the ``inner`` element of keyed widgets whose key starts with a prefix."""
+    return f"[class*='st-key-{key_prefix}'] {inner}"
 
 
 def image_payload(path: Path) -> tuple[bytes, str, int]:

@@ -12,11 +12,11 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import hashlib  # noqa: E402
-from pathlib import Path  # noqa: E402
+import hashlib
+from pathlib import Path
 
-import pytest  # noqa: E402
-from PIL import Image, ImageDraw  # noqa: E402
+import pytest
+from PIL import Image, ImageDraw
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"

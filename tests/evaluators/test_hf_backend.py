@@ -37,7 +37,8 @@ def test_batch_equals_one_at_a_time(backends, image_maker, arch):
     images = [image_maker(i) for i in range(3)]  # different sizes -> padding in the batch
     texts = [t for t, _ in _texts(backend)]
     batch = backend.next_token_logprobs(images, texts)
-    single = torch.cat([backend.next_token_logprobs([im], [t]) for im, t in zip(images, texts)])
+    single = torch.cat([backend.next_token_logprobs([im], [t])
+                        for im, t in zip(images, texts, strict=True)])
     assert batch.shape == single.shape
     assert torch.allclose(batch, single, atol=1e-5)
     assert torch.allclose(batch.exp().sum(-1), torch.ones(3), atol=1e-4)
@@ -109,21 +110,25 @@ def test_teacher_forcing_batch_with_unequal_answers(backends, image_maker, arch)
     pairs = _texts(backend)
     texts = [t for t, _ in pairs]
     answers = [backend.answer_token_ids(c, a) for (_, c), a in
-               zip(pairs, ["Yes", "red cube", " four pigs on a table"])]
+               zip(pairs, ["Yes", "red cube", " four pigs on a table"], strict=True)]
     images = [image_maker(i) for i in range(3)]
     batch = backend.answer_logprobs(images, texts, answers, Processing(repetition_penalty=1.2))
     single = [backend.answer_logprobs([im], [t], [a], Processing(repetition_penalty=1.2))[0]
-              for im, t, a in zip(images, texts, answers)]
-    for b, s, a in zip(batch, single, answers):
+              for im, t, a in zip(images, texts, answers, strict=True)]
+    for b, s, a in zip(batch, single, answers, strict=True):
         assert len(b) == len(a)
         assert b == pytest.approx(s, abs=1e-5)
 
 
-def test_one_token_teacher_forcing_equals_next_token(backends, image_maker):
-    backend = backends["llava"]
+@pytest.mark.parametrize("arch", ARCHS)
+def test_forced_first_token_equals_next_token(backends, image_maker, arch):
+    """Also shows the appended answer does not leak into the prompt (PaliGemma's prefix
+    attends bidirectionally; the answer must be marked as its causal suffix)."""
+    backend = backends[arch]
     text, context = backend.render(QUESTIONS[0])
-    yes = backend.first_token_id(context, " Yes")
-    forced = backend.answer_logprobs([image_maker(0)], [text], [[yes]])[0][0]
+    answer = backend.answer_token_ids(context, backend.spaced(context, "Yes it is red"))
+    yes = answer[0]
+    forced = backend.answer_logprobs([image_maker(0)], [text], [answer])[0][0]
     direct = backend.next_token_logprobs([image_maker(0)], [text])[0, yes].item()
     assert forced == pytest.approx(direct, abs=1e-5)
 
@@ -196,7 +201,7 @@ def test_remote_code_checkpoint_needs_explicit_trust(tmp_path):
               "auto_map": {"AutoConfig": "configuration_internvl_chat.InternVLChatConfig",
                            "AutoModel": "modeling_internvl_chat.InternVLChatModel"}}
     (tmp_path / "config.json").write_text(json.dumps(config))
-    with pytest.raises(ModelLoadError, match="remote code.*--trust-remote-code"):
+    with pytest.raises(ModelLoadError, match=r"remote code.*--trust-remote-code"):
         load_pretrained(str(tmp_path), device=torch.device("cpu"))
     with pytest.raises(ModelLoadError, match="cannot load model"):
         load_pretrained(str(tmp_path), device=torch.device("cpu"), trust_remote_code=True)

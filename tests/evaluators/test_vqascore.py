@@ -77,8 +77,10 @@ def test_unreadable_image_fails_alone(backends, image_files, tmp_path):
     requests = [ScoreRequest(0, image_files[0], "a cube"), ScoreRequest(1, bad, "a cube"),
                 ScoreRequest(2, None, "a cube")]
     results = VQAScore(backend=backends["llava"]).score(requests)
-    assert results[0].error is None and results[0].value is not None
-    assert results[1].value is None and "unreadable image" in results[1].error
+    assert results[0].error is None
+    assert results[0].value is not None
+    assert results[1].value is None
+    assert "unreadable image" in results[1].error
     assert "no file" in results[2].error
 
 

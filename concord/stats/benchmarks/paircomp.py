@@ -45,8 +45,10 @@ def _pair_scores(df: pd.DataFrame, decimals: int | None) -> pd.DataFrame:
     counts = df.groupby(["model", "pair"], sort=False).size()
     bad = counts[counts != 4]
     if not bad.empty:
+        model, pair = bad.index[0]
         raise ValueError(f"{where}: each pair needs 4 images (2 captions × 2 samples); "
-                         f"{len(bad)} pair(s) differ, e.g. {bad.index[0]} has {int(bad.iloc[0])}")
+                         f"{len(bad)} pair(s) differ, e.g. model {model!r} pair {pair} "
+                         f"has {int(bad.iloc[0])}")
     if df.duplicated(["model", "pair", "caption", "sample"]).any():
         raise ValueError(f"{where}: duplicate (model, pair, caption, sample) rows")
     grid = df["value"].to_numpy().reshape(-1, 4)

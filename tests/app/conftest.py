@@ -1,0 +1,48 @@
+"""Fixtures for page tests: a database with a small study and an invited rater."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from concord.services import studies
+from concord.store.db import open_db
+from tests.helpers import ROOT, make_folder_study
+
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def _clear_streamlit_caches():
+    """cache_data/cache_resource survive across AppTest runs in one process."""
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+
+
+@pytest.fixture
+def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A database (CONCORD_DB) with study 'ui' (both protocols, 3 prompts × 3 models)."""
+    db_path = tmp_path / "app.db"
+    monkeypatch.setenv("CONCORD_DB", str(db_path))
+    monkeypatch.setenv("CONCORD_ADMIN_SECRET", "letmein")
+    manifest = make_folder_study(tmp_path / "ui", prompts=3, models=("alpha", "beta", "gamma"),
+                                 protocol="both", k=2)
+    db = open_db(db_path)
+    studies.import_manifest(db, manifest)
+    invites = studies.invite(db, "ui", ["ann", "ben"], "http://x")
+    tokens = {i.name: i.url.split("token=")[1] for i in invites}
+    return {"db": db, "db_path": db_path, "tokens": tokens, "root": tmp_path / "ui"}
+
+
+def rater_app(token: str, page: str | None = None) -> AppTest:
+    """An AppTest signed in through the invite token, optionally switched to a page."""
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params["token"] = token
+    at.run()
+    if page is not None:
+        at.switch_page(page).run()
+    return at

@@ -1,0 +1,164 @@
+"""AppTest: sign-in and the scoring screen (rate, skip, undo, resume, edit, wrong token)."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from concord.store import frames
+from concord.store import studies as study_store
+from tests.app.conftest import APP, rater_app
+
+
+def ratings(db):
+    study = study_store.get_study(db, "ui")
+    return frames.ratings_frame(db, study.id)
+
+
+def choose(at: AppTest, sc: float, pr: float) -> AppTest:
+    sc_radio = next(r for r in at.radio if r.key.startswith("rate_SC_"))
+    pr_radio = next(r for r in at.radio if r.key.startswith("rate_PR_"))
+    sc_radio.set_value(sc)
+    pr_radio.set_value(pr)
+    return at
+
+
+def shown_image_key(at: AppTest) -> str:
+    return next(r.key for r in at.radio if r.key.startswith("rate_SC_"))
+
+
+def test_wrong_token_shows_only_an_error():
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params["token"] = "not-a-real-token"
+    at.run()
+    assert not at.exception
+    assert "not valid" in at.error[0].value
+    assert len(at.radio) == 0 and len(at.button) == 0
+
+
+def test_revoked_token_is_refused(app_env):
+    from concord.store import raters
+
+    raters.revoke(app_env["db"], "ann")
+    at = rater_app(app_env["tokens"]["ann"])
+    assert "revoked" in at.error[0].value
+    assert len(at.radio) == 0
+
+
+def test_researcher_sign_in_with_secret(app_env):
+    at = AppTest.from_file(APP, default_timeout=30).run()
+    at.text_input(key="admin_secret").input("wrong")
+    at.button[0].click().run()
+    assert at.error and "Wrong" in at.error[0].value
+    at.text_input(key="admin_secret").input("letmein")
+    at.button[0].click().run()
+    assert not at.exception
+    # AppTest keeps the page it ran last; a browser lands on the first researcher page.
+    at.switch_page("pages/studies.py").run()
+    assert not at.exception
+    assert at.session_state["concord_user"].is_researcher
+    assert "ui" in at.dataframe[0].value["study"].tolist()
+
+
+def test_invite_link_signs_in_and_shows_an_image(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    assert not at.exception
+    assert [r.key.split("_")[1] for r in at.radio] == ["SC", "PR"]
+    assert len(at.get("image")) == 1
+    assert "0 / 9 rated" in at.get("progress")[0].proto.text
+
+
+def test_rate_stores_one_rating_and_moves_on(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    first = shown_image_key(at)
+    choose(at, 1.0, 0.5)
+    at.button(key="rate_submit").click().run()
+    assert not at.exception
+    df = ratings(app_env["db"])
+    assert sorted(zip(df.criterion, df.value, strict=True)) == [("PR", 0.5), ("SC", 1.0)]
+    assert shown_image_key(at) != first
+    assert "1 / 9 rated" in at.get("progress")[0].proto.text
+
+
+def test_incomplete_rating_is_refused(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    first = shown_image_key(at)
+    next(r for r in at.radio if r.key.startswith("rate_SC_")).set_value(2.0)
+    at.button(key="rate_submit").click().run()
+    assert any("PR" in w.value for w in at.warning)
+    assert ratings(app_env["db"]).empty
+    assert shown_image_key(at) == first
+
+
+def test_skip_needs_a_reason_and_is_recorded(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    first = shown_image_key(at)
+    at.button(key="rate_skip_btn").click().run()
+    at.text_input(key="rate_skip_reason").input("image is blank")
+    at.button[[b.label for b in at.button].index("Skip image")].click().run()
+    assert not at.exception
+    assert shown_image_key(at) != first
+    marks = list(app_env["db"].query("SELECT kind, note FROM marks"))
+    assert marks == [{"kind": "skip", "note": "image is blank"}]
+
+
+def test_undo_brings_back_the_last_item(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    first = shown_image_key(at)
+    choose(at, 2.0, 2.0)
+    at.button(key="rate_submit").click().run()
+    at.button(key="rate_undo").click().run()
+    assert shown_image_key(at) == first
+    assert ratings(app_env["db"]).empty
+    history = list(app_env["db"].query("SELECT action FROM ratings ORDER BY id"))
+    assert [h["action"] for h in history] == ["rate", "rate", "undo", "undo"]
+
+
+def test_resume_after_closing_the_tab(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    choose(at, 0.0, 1.0)
+    at.button(key="rate_submit").click().run()
+    on_screen = shown_image_key(at)
+    again = rater_app(app_env["tokens"]["ann"])  # a new browser session
+    assert shown_image_key(again) == on_screen
+    assert "1 / 9 rated" in again.get("progress")[0].proto.text
+
+
+def test_edit_from_history_keeps_every_revision(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    choose(at, 1.0, 1.0)
+    at.button(key="rate_submit").click().run()
+    at.switch_page("pages/my_work.py").run()
+    edit = next(b for b in at.button if b.key and b.key.startswith("edit_rating_"))
+    edit.click().run()
+    assert not at.exception
+    choose(at, 2.0, 1.0)
+    at.button(key="rate_submit").click().run()
+    df = ratings(app_env["db"])
+    assert sorted(zip(df.criterion, df.value, strict=True)) == [("PR", 1.0), ("SC", 2.0)]
+    revisions = list(app_env["db"].query(
+        "SELECT criterion, value, revision, action FROM ratings ORDER BY criterion, revision"))
+    assert [(r["criterion"], r["value"], r["action"]) for r in revisions] == [
+        ("PR", 1.0, "rate"), ("PR", 1.0, "edit"), ("SC", 1.0, "rate"), ("SC", 2.0, "edit")]
+
+
+def test_double_submit_stores_one_rating(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    choose(at, 1.0, 1.0)
+    item = at.session_state["rate_item"]
+    at.button(key="rate_submit").click().run()
+    # A replay of the same submission (double click, rerun) changes nothing.
+    from concord.services import rating
+    from concord.store.raters import rater_for_token
+
+    rater = rater_for_token(app_env["db"], app_env["tokens"]["ann"])
+    again = rating.submit(app_env["db"], "ui", rater.id, item.image_id, {"SC": 1, "PR": 1},
+                          submission=item.submission)
+    assert not again.stored
+    assert len(ratings(app_env["db"])) == 2
+
+
+def test_page_text_never_names_a_model(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    text = repr(at.main) + repr(at.sidebar)
+    for model in ("alpha", "beta", "gamma"):
+        assert model not in text

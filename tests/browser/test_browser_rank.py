@@ -1,0 +1,62 @@
+"""Headless Chromium: a rater ranks eight models' images with clicks and keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from concord.services import studies
+from concord.store import frames
+from concord.store import studies as study_store
+from concord.store.db import open_db
+from tests.browser.conftest import start_server, stop
+from tests.helpers import make_folder_study
+
+pytestmark = pytest.mark.browser
+MODELS = ("aurora-xl", "basilisk-2", "cobalt-flux", "dynamo-sd", "ember-v3", "falcon-lite",
+          "garnet-pro", "helix-turbo")
+
+
+@pytest.fixture
+def server(tmp_path: Path):
+    manifest = make_folder_study(tmp_path / "rk", prompts=2, models=MODELS, protocol="rank", k=1)
+    db_path = tmp_path / "rank.db"
+    db = open_db(db_path)
+    studies.import_manifest(db, manifest)
+    (invite,) = studies.invite(db, "rk", ["rui"], "http://unused")
+    url, proc = start_server(db_path, tmp_path)
+    yield {"url": url, "db": db, "token": invite.url.split("token=")[1]}
+    stop(proc)
+
+
+def test_rank_eight_images_with_clicks_and_keys(server, page):
+    page.goto(f"{server['url']}/?token={server['token']}")
+    page.get_by_text("0 / 2 prompts ranked").wait_for(timeout=30_000)
+    picks = page.locator("[class*='st-key-rank_pick_'] button")
+    picks.nth(7).wait_for(timeout=15_000)
+    assert picks.count() == 8
+    # Mouse for slots 3 and 5, keys for the rest; U takes back the last pick.
+    picks.nth(2).click()
+    page.get_by_text("#1 · remove").wait_for()
+    picks.nth(4).click()
+    page.get_by_text("#2 · remove").wait_for()
+    for key in ("1", "8", "u", "2"):
+        page.keyboard.press(key)
+    for key in ("4", "6", "7", "8"):
+        page.keyboard.press(key)
+    page.get_by_text("#8 · remove").wait_for(timeout=15_000)
+    page.keyboard.press("Enter")
+    page.get_by_text("1 / 2 prompts ranked").wait_for(timeout=15_000)
+    html = page.content()
+    for model in MODELS:
+        assert model not in html
+
+    db = server["db"]
+    df = frames.rankings_frame(db, study_store.get_study(db, "rk").id)
+    assert len(df) == 8
+    order = df.sort_values("rank")["position"].tolist()
+    # Slots are 1-based on screen; positions are the 0-based display slots stored.
+    assert order == [2, 4, 0, 1, 3, 5, 6, 7]
+    assert sorted(df["rank"]) == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert df.model.nunique() == 8

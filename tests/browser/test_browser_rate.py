@@ -1,0 +1,81 @@
+"""Headless Chromium: a rater signs in by invite link and rates with the keyboard only."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from concord.services import studies
+from concord.store import frames
+from concord.store import studies as study_store
+from concord.store.db import open_db
+from tests.browser.conftest import start_server, stop
+from tests.helpers import make_folder_study
+
+pytestmark = pytest.mark.browser
+MODELS = ("zebra-diffusion-xl", "quokka-gen-2", "narwhal-flux")
+
+
+@pytest.fixture
+def server(tmp_path: Path):
+    manifest = make_folder_study(tmp_path / "kb", prompts=3, models=MODELS, k=3)
+    db_path = tmp_path / "browser.db"
+    db = open_db(db_path)
+    studies.import_manifest(db, manifest)
+    (invite,) = studies.invite(db, "kb", ["kim"], "http://unused")
+    url, proc = start_server(db_path, tmp_path)
+    yield {"url": url, "db": db, "token": invite.url.split("token=")[1], "root": tmp_path / "kb"}
+    stop(proc)
+
+
+def progress_text(page) -> str:
+    return page.locator('[data-testid="stProgress"]').first.inner_text()
+
+
+def test_rate_three_images_with_the_keyboard_only(server, page):
+    page.goto(f"{server['url']}/?token={server['token']}")
+    page.get_by_text("0 / 9 rated").wait_for(timeout=30_000)
+    for n in range(1, 4):
+        page.keyboard.press("3")  # SC = 1
+        page.keyboard.press("w")  # PR = 0.5
+        page.keyboard.press("Enter")
+        page.get_by_text(f"{n} / 9 rated").wait_for(timeout=15_000)
+    html = page.content()
+    for model in MODELS:
+        assert model not in html
+    db = server["db"]
+    df = frames.ratings_frame(db, study_store.get_study(db, "kb").id)
+    assert len(df) == 6
+    assert df.image_id.nunique() == 3
+    assert sorted(set(zip(df.criterion, df.value, strict=True))) == [("PR", 0.5), ("SC", 1.0)]
+    assert (df.seconds >= 0).all()
+
+
+def test_served_image_bytes_are_the_original_pixels(tmp_path: Path, page):
+    root = tmp_path / "hd"
+    manifest = make_folder_study(root, prompts=1, models=("m1",), k=1)
+    rng = np.random.default_rng(0)
+    big = rng.integers(0, 256, size=(1024, 1024, 3), dtype=np.uint8)
+    original = root / "images" / "m1" / "p0.png"
+    Image.fromarray(big).save(original)
+    db_path = tmp_path / "hd.db"
+    db = open_db(db_path)
+    studies.import_manifest(db, manifest)
+    (invite,) = studies.invite(db, "hd", ["pix"], "http://unused")
+    url, proc = start_server(db_path, tmp_path)
+    try:
+        page.goto(f"{url}/?token={invite.url.split('token=')[1]}")
+        img = page.locator('[data-testid="stImage"] img').first
+        img.wait_for(timeout=30_000)
+        src = img.get_attribute("src")
+        assert "m1" not in src and "p0" not in src  # opaque media URL
+        body = page.request.get(src if src.startswith("http") else url + src).body()
+    finally:
+        stop(proc)
+    served = Image.open(io.BytesIO(body))
+    assert served.format == "PNG"
+    assert np.array_equal(np.asarray(served.convert("RGB")), big)

@@ -1,0 +1,137 @@
+"""Human model scores: the ImagenHub overall score, mean ± population std, bootstrap CI."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from concord.stats import bootstrap_means, model_scores, overall_scores
+from concord.stats._resample import bootstrap_indices
+
+
+def _frame(rows):
+    return pd.DataFrame(rows, columns=["prompt_id", "model", "rater", "criterion", "value"])
+
+
+def test_overall_is_geometric_mean_per_rater_and_image():
+    df = _frame([("p1", "m", "a", "SC", 1.0), ("p1", "m", "a", "PR", 0.5),
+                 ("p1", "m", "b", "SC", 0.5), ("p1", "m", "b", "PR", 0.5),
+                 ("p2", "m", "a", "SC", 0.0), ("p2", "m", "a", "PR", 1.0)])
+    out = overall_scores(df).sort_values(["prompt_id", "rater"])
+    assert out["criterion"].unique().tolist() == ["O"]
+    assert out["value"].tolist() == pytest.approx([math.sqrt(0.5), 0.5, 0.0])
+
+
+def test_overall_skips_images_missing_a_criterion_and_supports_other_names():
+    df = _frame([("p1", "m", "a", "A", 0.25), ("p1", "m", "a", "B", 1.0),
+                 ("p2", "m", "a", "A", 1.0)])
+    out = overall_scores(df, criteria=("A", "B"), output="G")
+    assert out[["prompt_id", "criterion"]].values.tolist() == [["p1", "G"]]
+    assert out["value"].iloc[0] == pytest.approx(0.5)
+    linear = overall_scores(df, criteria=("A", "B"), weights=(0.7, 0.3))
+    assert linear["value"].iloc[0] == pytest.approx(0.7 * 0.25 + 0.3 * 1.0)
+
+
+def test_overall_rejects_duplicates_and_negative_values():
+    dup = _frame([("p1", "m", "a", "SC", 1.0), ("p1", "m", "a", "SC", 0.5),
+                  ("p1", "m", "a", "PR", 1.0)])
+    with pytest.raises(ValueError, match="twice on 'SC'"):
+        overall_scores(dup)
+    neg = _frame([("p1", "m", "a", "SC", -1.0), ("p1", "m", "a", "PR", 1.0)])
+    with pytest.raises(ValueError, match="negative value -1"):
+        overall_scores(neg)
+
+
+def _reference_scores(df: pd.DataFrame) -> pd.DataFrame:
+    """Independent ImagenHub rule: per-rater means, then mean and np.std (ddof 0)."""
+    per_rater = df.groupby(["model", "criterion", "rater"])["value"].mean()
+    grouped = per_rater.groupby(level=["model", "criterion"])
+    return pd.DataFrame({"mean": grouped.mean(), "std": grouped.agg(lambda s: np.std(s.values)),
+                         "n_raters": grouped.size()}).reset_index()
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.3])
+def test_model_scores_match_independent_computation(missing, make_ratings):
+    df = make_ratings(3, prompts=15, raters=4, missing=missing)
+    ours = model_scores(df, n_boot=50)
+    ref = _reference_scores(df)
+    merged = ours.merge(ref, on=["model", "criterion"], suffixes=("", "_ref"))
+    assert len(merged) == len(ref) == len(ours)
+    np.testing.assert_allclose(merged["mean"], merged["mean_ref"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(merged["std"], merged["std_ref"], rtol=0, atol=1e-12)
+    assert (merged["n_raters"] == merged["n_raters_ref"]).all()
+    counts = df.groupby(["model", "criterion"]).agg(n_prompts=("prompt_id", "nunique"),
+                                                    n_ratings=("value", "size")).reset_index()
+    check = ours.merge(counts, on=["model", "criterion"], suffixes=("", "_ref"))
+    assert (check["n_prompts"] == check["n_prompts_ref"]).all()
+    assert (check["n_ratings"] == check["n_ratings_ref"]).all()
+    assert (check["n_images"] == check["n_prompts_ref"]).all()  # one sample per prompt
+
+
+def _slow_bootstrap(df: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
+    """Python loop over resamples: rebuild each resampled frame and recompute the means."""
+    prompts = np.array(sorted(df["prompt_id"].unique()))
+    idx = bootstrap_indices(len(prompts), n_boot, seed)
+    by_prompt = dict(list(df.groupby("prompt_id")))
+    out = []
+    for b in range(n_boot):
+        sample = pd.concat([by_prompt[p] for p in prompts[idx[b]]], ignore_index=True)
+        per_rater = sample.groupby(["model", "criterion", "rater"])["value"].mean()
+        out.append(per_rater.groupby(level=["model", "criterion"]).mean())
+    return pd.DataFrame(out).reset_index(drop=True)
+
+
+def test_vectorised_bootstrap_equals_slow_loop(make_ratings):
+    df = make_ratings(5, prompts=8, models=3, raters=3, missing=0.25)
+    groups, point, samples = bootstrap_means(df, n_boot=30, seed=11)
+    slow = _slow_bootstrap(df, 30, 11)
+    for g, key in enumerate(groups.itertuples(index=False)):
+        column = slow.get((key.model, key.criterion))
+        expected = column.to_numpy(dtype=float) if column is not None else np.full(30, np.nan)
+        np.testing.assert_allclose(samples[:, g], expected, rtol=0, atol=1e-12)
+    ref = _reference_scores(df).set_index(["model", "criterion"])["mean"]
+    np.testing.assert_allclose(point, ref.loc[list(map(tuple, groups.values))], atol=1e-12)
+
+
+def test_resampling_contract_is_default_rng_integers():
+    expected = np.random.default_rng(7).integers(0, 9, size=(5, 9))
+    np.testing.assert_array_equal(bootstrap_indices(9, 5, 7), expected)
+
+
+def test_bootstrap_is_seeded_and_ci_brackets_the_estimate(make_ratings):
+    df = make_ratings(2, prompts=30)
+    a = model_scores(df, n_boot=200, seed=4)
+    b = model_scores(df, n_boot=200, seed=4)
+    c = model_scores(df, n_boot=200, seed=5)
+    pd.testing.assert_frame_equal(a, b)
+    assert not np.allclose(a["ci_low"], c["ci_low"])
+    assert ((a["ci_low"] <= a["mean"]) & (a["mean"] <= a["ci_high"])).all()
+    assert (a["ci_high"] - a["ci_low"] > 0).all()
+
+
+def test_wider_ci_level_gives_wider_interval(make_ratings):
+    df = make_ratings(8, prompts=25)
+    narrow = model_scores(df, n_boot=300, ci=0.5)
+    wide = model_scores(df, n_boot=300, ci=0.99)
+    assert ((wide["ci_high"] - wide["ci_low"]) > (narrow["ci_high"] - narrow["ci_low"])).all()
+
+
+def test_model_scores_doctest_numbers():
+    df = _frame([("p1", "m", "a", "SC", 1.0), ("p2", "m", "a", "SC", 0.5),
+                 ("p1", "m", "b", "SC", 0.5), ("p2", "m", "b", "SC", 0.5)])
+    row = model_scores(df, n_boot=10).iloc[0]
+    # rater a: 0.75, rater b: 0.5 → mean 0.625, population std 0.125
+    assert (row["mean"], row["std"], row["n_raters"]) == (0.625, 0.125, 2)
+
+
+def test_model_scores_rejects_bad_arguments(ratings):
+    df = ratings
+    with pytest.raises(ValueError, match="ci must be a number strictly between 0 and 1, got 95"):
+        model_scores(df, ci=95)
+    with pytest.raises(ValueError, match="n_boot must be an integer >= 1, got 0"):
+        model_scores(df, n_boot=0)
+    with pytest.raises(ValueError, match="non-numeric value 'good'"):
+        model_scores(df.assign(value=["good"] * len(df)))

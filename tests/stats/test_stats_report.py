@@ -1,0 +1,93 @@
+"""full_report: JSON-ready document, consistent with the component functions."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from concord.stats import agreement_table, full_report, model_scores, overall_scores
+
+
+def _rankings(ratings):
+    per_prompt = ratings[ratings["criterion"] == "SC"].groupby(["prompt_id", "model"])[
+        "value"].mean().reset_index()
+    per_prompt["rank"] = per_prompt.groupby("prompt_id")["value"].rank(ascending=False,
+                                                                       method="min")
+    per_prompt["position"] = per_prompt.groupby("prompt_id").cumcount()
+    return per_prompt.assign(rater="x", criterion="overall", study="s").drop(columns="value")
+
+
+def _scores(ratings):
+    images = ratings.groupby(["study", "prompt_id", "model", "sample", "dimension"])[
+        "value"].mean().reset_index()
+    rng = np.random.default_rng(0)
+    return images.assign(metric="vqascore", judge="", question_id="",
+                         value=images["value"] + rng.normal(0, 0.2, len(images)))
+
+
+def test_report_is_json_with_all_sections(make_ratings):
+    ratings = make_ratings(1, prompts=10)
+    doc = full_report(ratings, _rankings(ratings), _scores(ratings), n_boot=50, n_perm=50)
+    text = json.dumps(doc, allow_nan=False)  # raises on NaN or numpy types
+    assert json.loads(text) == doc
+    assert set(doc) == {"meta", "human", "agreement", "rankings", "human_vs_metric"}
+    assert doc["meta"]["n_ratings"] == len(ratings)
+    assert doc["meta"]["metrics"] == ["vqascore"]
+    assert {r["criterion"] for r in doc["human"]} == {"SC", "PR", "O"}
+    assert all(r["study"] == "s" for r in doc["human"])
+    assert {r["level"] for r in doc["human_vs_metric"]} == {"model", "item"}
+    assert {r["human"] for r in doc["human_vs_metric"]} == {
+        "ratings:SC", "ratings:PR", "ratings:O", "rankings:overall"}
+    assert doc["rankings"]["position_bias"][0]["criterion"] == "overall"
+    assert len(doc["agreement"]["raters"]) == 3 * 3  # raters × criteria
+
+
+def test_report_numbers_equal_the_component_functions(make_ratings):
+    ratings = make_ratings(2, prompts=10)
+    doc = full_report(ratings, n_boot=40, seed=3)
+    both = pd.concat([ratings, overall_scores(ratings)], ignore_index=True)
+    human = model_scores(both, n_boot=40, seed=3)
+    got = pd.DataFrame(doc["human"]).drop(columns="study")
+    pd.testing.assert_frame_equal(got, human, check_dtype=False, check_categorical=False)
+    agree = agreement_table(both, by=("model", "criterion"))
+    got = pd.DataFrame(doc["agreement"]["model"]).drop(columns="study")
+    pd.testing.assert_frame_equal(got.fillna(np.nan), agree, check_dtype=False)
+    assert doc["rankings"] == {"models": [], "kendalls_w": [], "position_bias": [],
+                               "rank_by_position": []}
+    assert doc["human_vs_metric"] == []
+
+
+def test_report_turns_undefined_statistics_into_null(make_ratings):
+    ratings = make_ratings(3).assign(value=0.0)  # one category everywhere (like Imagic)
+    doc = full_report(ratings, n_boot=20)
+    study = doc["agreement"]["study"][0]
+    assert study["alpha_ordinal"] is None
+    assert study["fleiss_kappa"] is None
+    assert study["mean_spearman"] is None
+    assert doc["human"][0]["std"] == 0.0
+
+
+def test_report_is_deterministic_and_splits_studies(make_ratings):
+    a = make_ratings(4, prompts=8)
+    b = make_ratings(5, prompts=8).assign(study="t")
+    both = pd.concat([a, b], ignore_index=True)
+    doc = full_report(both, n_boot=30, seed=1)
+    assert doc == full_report(both, n_boot=30, seed=1)
+    assert {r["study"] for r in doc["human"]} == {"s", "t"}
+    alone = full_report(b, n_boot=30, seed=1)
+    t_rows = [r for r in doc["human"] if r["study"] == "t"]
+    assert t_rows == alone["human"]
+
+
+def test_report_refuses_frames_without_required_columns(make_ratings):
+    ratings = make_ratings()
+    with pytest.raises(ValueError, match=r"full_report: missing column\(s\) \['rater'\]"):
+        full_report(ratings.drop(columns="rater"))
+    with pytest.raises(ValueError, match=r"full_report \(scores\): missing column\(s\) "
+                                         r"\['metric'\]"):
+        full_report(ratings, scores=ratings)
+    with pytest.raises(TypeError, match="expected a pandas DataFrame, got list"):
+        full_report([1, 2])

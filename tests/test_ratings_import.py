@@ -1,0 +1,182 @@
+"""`import-ratings`: tidy CSV and ImagenHub TSVs; validation, duplicates, scale, revisions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from concord.errors import InputError
+from concord.services import labels, studies
+from concord.store import studies as study_store
+from tests.foundation_helpers import make_folder_study, problem_text, shared_path, unchanged
+
+HEADER = "prompt_id,model,rater,criterion,value,sample,seconds\n"
+
+
+def _csv(tmp_path: Path, body: str, name: str = "r.csv", header: str = HEADER) -> Path:
+    path = tmp_path / name
+    path.write_text(header + body, encoding="utf-8")
+    return path
+
+
+def _fails(db, study: str, path: Path, fmt: str = "csv") -> InputError:
+    with unchanged(db), pytest.raises(InputError) as info:
+        labels.import_ratings(db, study, fmt, path)
+    return info.value
+
+
+@pytest.fixture
+def scored(db, tmp_path):
+    """A manifest study 's' (rubric imagenhub-text-to-image, scale 0/0.5/1/2)."""
+    studies.import_manifest(db, make_folder_study(tmp_path / "s", prompts=2))
+    return db
+
+
+def test_csv_creates_a_ratings_only_study(db, tmp_path):
+    path = _csv(tmp_path, "p1,A,ann,SC,1,0,3.5\np1,A,ann,PR,0.5,0,3.5\np2,B,ben,SC,0,1,\n")
+    s = labels.import_ratings(db, "new", "csv", path)
+    assert (s.created_study, s.rows, s.added, s.unchanged) == (True, 3, 3, 0)
+    study = study_store.get_study(db, "new")
+    assert study.root is None
+    assert study.rubric == "imagenhub-released"
+    assert study.settings["layout"] == "ratings-only (csv)"
+    assert db.execute("SELECT COUNT(*) FROM images WHERE path IS NULL").fetchone()[0] == 2
+    frame = labels.ratings(db, "new").sort_values(["prompt_id", "criterion"])
+    assert frame["sample"].tolist() == [0, 0, 1]
+    assert frame["seconds"].tolist()[:2] == [3.5, 3.5]
+    actions = {r[0] for r in db.execute("SELECT action FROM ratings").fetchall()}
+    assert actions == {"import"}
+    members = db.execute("SELECT COUNT(*) FROM study_raters").fetchone()[0]
+    assert members == 2
+
+
+def test_new_study_rubric_follows_the_values(db, tmp_path):
+    labels.import_ratings(db, "big", "csv", _csv(tmp_path, "p1,A,ann,SC,2,0,\n"))
+    assert study_store.get_study(db, "big").rubric == "imagenhub-general"
+
+
+def test_csv_into_an_existing_study(scored, tmp_path):
+    path = _csv(tmp_path, "p0,m1,ann,SC,2,0,\np0,m1,ann,PR,1,0,\n")
+    s = labels.import_ratings(scored, "s", "csv", path)
+    assert (s.created_study, s.added) == (False, 2)
+    assert labels.ratings(scored, "s")["value"].tolist() == [1.0, 2.0]  # PR, SC
+
+
+def test_unknown_target_in_a_manifest_study(scored, tmp_path):
+    path = _csv(tmp_path, "p0,m1,ann,SC,2,0,\np9,m1,ann,SC,2,0,\n")
+    p = _fails(scored, "s", path).problems[0]
+    assert (p.file, p.row, p.field) == (str(path), 3, "prompt_id")
+    assert "'p9'" in p.message
+
+
+def test_every_bad_row_is_named(db, tmp_path):
+    path = _csv(tmp_path, "p1,A,,SC,1,0,\np1,A,ann,SC,abc,0,\np1,B,ann,SC,nan,0,\n"
+                          "p2,A,ann,SC,1,x,\np2,B,ann,SC,1,0,fast\n")
+    err = _fails(db, "new", path)
+    got = {(p.row, p.field) for p in err.problems}
+    assert got == {(2, "rater"), (3, "value"), (4, "value"), (5, "sample"), (6, "seconds")}
+    assert all(p.file == str(path) for p in err.problems)
+
+
+def test_missing_column(db, tmp_path):
+    path = _csv(tmp_path, "p1,A,ann,1\n", header="prompt_id,model,rater,value\n")
+    p = _fails(db, "new", path).problems[0]
+    assert p.row == 1
+    assert "['criterion']" in p.message
+
+
+def test_latin1_ratings_file(db, tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_bytes((HEADER + "p1,A,Zoë,SC,1,0,\n").encode("latin-1"))
+    p = _fails(db, "new", path).problems[0]
+    assert p.row == 2
+    assert "not UTF-8" in p.message
+
+
+def test_header_only_file(db, tmp_path):
+    assert "no ratings found" in str(_fails(db, "new", _csv(tmp_path, "")))
+
+
+def test_duplicate_ratings_are_refused(scored, tmp_path):
+    path = _csv(tmp_path, "p0,m1,ann,SC,1,0,\np0,m1,ann,PR,1,0,\np0,m1,ann,SC,2,0,\n")
+    p = _fails(scored, "s", path).problems[0]
+    assert (p.row, p.field) == (4, "criterion")
+    assert "second rating" in p.message
+
+
+@pytest.mark.parametrize(("row", "field"), [("p0,m1,ann,SC,0.7,0,", "value"),
+                                            ("p0,m1,ann,SC,3,0,", "value"),
+                                            ("p0,m1,ann,XX,1,0,", "criterion")])
+def test_values_off_the_rubric_are_refused(scored, tmp_path, row, field):
+    path = _csv(tmp_path, "p0,m1,ann,PR,1,0,\n" + row + "\n")
+    p = _fails(scored, "s", path).problems[0]
+    assert (p.file, p.row, p.field) == (str(path), 3, field)
+
+
+def test_off_scale_value_does_not_leave_a_new_study_behind(db, tmp_path):
+    err = _fails(db, "new", _csv(tmp_path, "p1,A,ann,SC,1.5,0,\n"))
+    assert "1.5 is not on the SC scale" in problem_text(err)
+    assert study_store.list_study_names(db) == []
+
+
+def test_reimport_changes_nothing(scored, tmp_path):
+    path = _csv(tmp_path, "p0,m1,ann,SC,1,0,\np0,m1,ann,PR,1,0,\n")
+    labels.import_ratings(scored, "s", "csv", path)
+    with unchanged(scored):
+        s = labels.import_ratings(scored, "s", "csv", path)
+    assert (s.added, s.changed, s.unchanged) == (0, 0, 2)
+
+
+def test_changed_value_becomes_a_new_revision(scored, tmp_path):
+    labels.import_ratings(scored, "s", "csv", _csv(tmp_path, "p0,m1,ann,SC,1,0,\n"))
+    s = labels.import_ratings(scored, "s", "csv", _csv(tmp_path, "p0,m1,ann,SC,2,0,\n", "b.csv"))
+    assert (s.added, s.changed) == (0, 1)
+    revs = scored.execute("SELECT revision, value, action FROM ratings ORDER BY revision")
+    assert revs.fetchall() == [(1, 1.0, "import"), (2, 2.0, "import")]
+    assert labels.ratings(scored, "s")["value"].tolist() == [2.0]
+
+
+def test_neutralised_cells_are_read_back(db, tmp_path):
+    path = _csv(tmp_path, "'=p1,A,'@ann,SC,1,0,\n")
+    labels.import_ratings(db, "new", "csv", path)
+    row = labels.ratings(db, "new").iloc[0]
+    assert (row["prompt_id"], row["rater"]) == ("=p1", "@ann")
+
+
+def test_unknown_format(db, tmp_path):
+    with pytest.raises(Exception, match="unknown ratings format"):
+        labels.import_ratings(db, "x", "xlsx", tmp_path / "r.xlsx")
+
+
+# --- ImagenHub TSVs ----------------------------------------------------------------------
+
+@pytest.mark.shared
+def test_one_imagenhub_tsv(db):
+    path = shared_path("datasets", "imagenhub_human_ratings", "human_ratings", "Text-To-Image",
+                       "Text-To-Image_rater2.tsv")
+    s = labels.import_ratings(db, "t2i", "imagenhub", path)
+    lines = path.read_text().splitlines()
+    models = lines[0].split("\t")[1:]
+    assert s.added == (len(lines) - 1) * len(models) * 2
+    frame = labels.ratings(db, "t2i")
+    assert set(frame["rater"]) == {"rater2"}
+    assert set(frame["dimension"]) == {"Text-To-Image"}
+    first = frame[(frame["prompt_id"] == "Text-To-Image/sample_0.jpg")
+                  & (frame["model"] == models[0])]
+    cell = lines[1].split("\t")[1].strip("[]").split(",")
+    assert dict(zip(first["criterion"], first["value"], strict=True)) == {
+        "SC": float(cell[0]), "PR": float(cell[1])}
+
+
+def test_bad_imagenhub_cell_is_named(db, tmp_path):
+    path = tmp_path / "Text-To-Image" / "Text-To-Image_rater1.tsv"
+    path.parent.mkdir()
+    path.write_text("uid\tA\tB\ns0.jpg\t[1,0.5]\t[0.5,x]\ns1.jpg\t[1,1]\t[0.3,1]\n")
+    err = _fails(db, "ih", tmp_path, fmt="imagenhub")
+    got = {(p.file, p.row, p.field) for p in err.problems}
+    assert got == {(str(path), 2, "B"), (str(path), 3, "B")}
+
+
+def test_imagenhub_folder_without_tsv_files(db, tmp_path):
+    assert "no <Task>/<Task>_rater<N>.tsv files" in str(_fails(db, "ih", tmp_path, "imagenhub"))
