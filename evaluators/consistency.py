@@ -17,7 +17,9 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from evaluators.base import Evaluator, ScoreRequest, ScoreResult
-from evaluators.registry import create_evaluator
+from evaluators.registry import create_evaluator, evaluator_class
+
+_JUDGE_OPTIONS = ("device", "batch_size", "trust_remote_code", "loader", "system")
 
 
 class Consistency:
@@ -41,8 +43,15 @@ class Consistency:
             raise ValueError("consistency cannot wrap itself")
         self.base_name = base
         kwargs = dict(options)
-        if model is not None:
-            kwargs["model"] = model
+        if evaluator_class(base).needs_judge:
+            if model is not None:
+                kwargs["model"] = model
+        else:
+            if model is not None:
+                raise ValueError(f"base metric {base!r} uses no judge model, got {model!r}")
+            # the CLI passes judge options to every judge metric; an OCR base takes none
+            for key in _JUDGE_OPTIONS:
+                kwargs.pop(key, None)
         self.base: Evaluator = create_evaluator(base, **kwargs)
 
     @property

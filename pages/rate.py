@@ -27,7 +27,7 @@ def choices(item: rating.Item) -> None:
             f"**{criterion.key}** — {criterion.name}", list(criterion.values), index=None,
             format_func=lambda v, c=criterion: level_label(c, v),
             captions=[lv.description for lv in criterion.levels], horizontal=True,
-            key=rs.choice_key(criterion.key, item.image_id), help=criterion.definition)
+            key=rs.choice_key(criterion.key), help=criterion.definition)
 
 
 def actions(item: rating.Item, editing: bool) -> None:
@@ -57,7 +57,7 @@ def skip_form() -> None:
 def key_bindings() -> dict[str, tuple[str, int]]:
     keys: dict[str, tuple[str, int]] = {}
     for criterion in rubric.criteria:
-        radio = widgets.widget_css(f"rate_{criterion.key}_", "[role='radiogroup'] label")
+        radio = widgets.widget_css(rs.choice_key(criterion.key), "[role='radiogroup'] label")
         for i, level in enumerate(criterion.levels):
             if level.key:
                 keys[level.key.lower()] = (radio, i)
@@ -69,7 +69,7 @@ def key_bindings() -> dict[str, tuple[str, int]]:
 
 @st.fragment
 def scoring() -> None:
-    item = rs.current_item(study, rater_id)
+    item = rs.current_item(study, rater_id, [c.key for c in rubric.criteria])
     widgets.keyboard(key_bindings(), key=f"rate_keys_{rubric.id}")
     done = rating.progress(session.db(), study, rater_id)
     st.progress(done.done / max(done.assigned, 1),

@@ -29,7 +29,7 @@ def rated(db, study_factory):
 
 def test_schema_comes_from_migrations(db):
     applied = [r[0] for r in db.execute("SELECT name FROM _sqlite_migrations").fetchall()]
-    assert applied == ["m001_initial"]
+    assert applied == ["m001_initial", "m002_current_views_by_lookup"]
     assert set(DATA_TABLES) <= set(db.table_names())
     assert {"current_ratings", "current_rankings"} <= set(db.view_names())
 
@@ -38,7 +38,7 @@ def test_reopening_applies_no_migration_twice(tmp_path):
     path = tmp_path / "c.db"
     open_db(path).close()
     again = open_db(path)
-    assert again.execute("SELECT COUNT(*) FROM _sqlite_migrations").fetchone()[0] == 1
+    assert again.execute("SELECT COUNT(*) FROM _sqlite_migrations").fetchone()[0] == 2
 
 
 def test_wal_and_foreign_keys_are_on(db):

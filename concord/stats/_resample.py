@@ -71,6 +71,19 @@ def unit_sums(
     return sums, counts
 
 
+def resampled_sums(weights: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """``weights @ matrix`` in column blocks (bounded memory), i.e. every resample's sums."""
+    step = max(1, _MAX_BLOCK // max(weights.shape[0], matrix.shape[0]))
+    parts = [weights @ matrix[:, k:k + step] for k in range(0, matrix.shape[1], step)]
+    return np.hstack(parts) if len(parts) > 1 else parts[0]
+
+
+def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den`` with NaN where ``den`` is 0 (a resample without the group's prompts)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
 def resampled_means(
     weights: np.ndarray, sums: np.ndarray, counts: np.ndarray, *more: np.ndarray
 ) -> np.ndarray | tuple[np.ndarray, ...]:
@@ -84,15 +97,9 @@ def resampled_means(
     """
     blocks = [sums, *more]
     n_cols = sums.shape[1]
-    stacked = np.hstack([*blocks, counts])
-    step = max(1, _MAX_BLOCK // max(weights.shape[0], stacked.shape[0]))
-    parts = [weights @ stacked[:, k:k + step] for k in range(0, stacked.shape[1], step)]
-    product = np.hstack(parts) if len(parts) > 1 else parts[0]
+    product = resampled_sums(weights, np.hstack([*blocks, counts]))
     den = product[:, -n_cols:]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        safe = np.where(den > 0, den, 1.0)
-        means = [np.where(den > 0, product[:, k * n_cols:(k + 1) * n_cols] / safe, np.nan)
-                 for k in range(len(blocks))]
+    means = [ratio(product[:, k * n_cols:(k + 1) * n_cols], den) for k in range(len(blocks))]
     return means[0] if not more else tuple(means)
 
 

@@ -50,7 +50,10 @@ def require_nonempty(df: pd.DataFrame, *, where: str) -> None:
 
 def numeric_values(df: pd.DataFrame, column: str, *, where: str) -> np.ndarray:
     """``df[column]`` as float64, raising ``ValueError`` that quotes a non-numeric value."""
-    values = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float)
+    series = df[column]
+    if pd.api.types.is_float_dtype(series.dtype) or pd.api.types.is_integer_dtype(series.dtype):
+        return series.to_numpy(dtype=float, na_value=np.nan)  # already numeric: no parsing
+    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
     bad = np.isnan(values) & df[column].notna().to_numpy()
     if bad.any():
         example = df[column].to_numpy()[bad][0]
@@ -94,3 +97,12 @@ def duplicated_keys(df: pd.DataFrame, keys: list[str], *, where: str, what: str)
         first = df.loc[dup, keys].iloc[0].to_dict()
         raise ValueError(f"{where}: {int(dup.sum())} rows share a key {keys}; "
                          f"{what} must be unique, e.g. {first}")
+
+
+def filled_text(column: pd.Series, fill: str) -> pd.Series:
+    """``column`` as plain strings with missing values replaced by ``fill``.
+
+    Works for categorical columns too (``fillna`` there refuses a new category).
+    """
+    values = column.astype(object)
+    return values.where(values.notna(), fill).astype(str)

@@ -113,10 +113,10 @@ def overall_scores(
     gid = group_codes(sub, keys)
     n_groups = int(gid.max()) + 1 if len(gid) else 0
     values = numeric_values(sub, "value", where=where)
-    crit = sub["criterion"].to_numpy()
     parts = np.full((2, n_groups), np.nan)
     for k, name in enumerate(criteria):
-        mask = crit == name
+        # Series comparison: on a categorical column it compares codes, not strings.
+        mask = (sub["criterion"] == name).to_numpy()
         if mask.any() and np.bincount(gid[mask], minlength=n_groups).max() > 1:
             raise ValueError(f"{where}: a rater rated the same image twice on {name!r}")
         parts[k, gid[mask]] = values[mask]
@@ -189,8 +189,31 @@ def _bootstrap(lay: _Layout, n_boot: int, seed: int) -> tuple[np.ndarray, np.nda
     sums, counts = unit_sums(lay.unit, lay.col, lay.values, n_units, n_cols)
     n_groups = len(lay.groups)
     point = _group_nanmean(sums.sum(0) / counts.sum(0), lay.col_group, n_groups)
-    rater_means = resampled_means(bootstrap_weights(n_units, n_boot, seed), sums, counts)
-    return point, _group_nanmean(rater_means, lay.col_group, n_groups)
+    weights = bootstrap_weights(n_units, n_boot, seed)
+    samples = np.empty((n_boot, n_groups))
+    balanced = _balanced(counts, lay.col_group, n_groups)
+    if balanced.any():
+        # All raters of a balanced group rated every prompt equally often, so the mean of
+        # their resampled means is (W @ mean rater sum) / (W @ count): one column per group
+        # instead of one per rater, i.e. a far smaller matrix product.
+        indicator = np.zeros((n_cols, n_groups))
+        indicator[np.arange(n_cols), lay.col_group] = 1.0
+        mean_sums = (sums @ indicator) / indicator.sum(axis=0)
+        first = first_rows(lay.col_group)
+        samples[:, balanced] = resampled_means(weights, mean_sums[:, balanced],
+                                               counts[:, first[balanced]])
+    if not balanced.all():
+        cols = np.flatnonzero(~balanced[lay.col_group])
+        rater_means = resampled_means(weights, sums[:, cols], counts[:, cols])
+        per_group = _group_nanmean(rater_means, lay.col_group[cols], n_groups)
+        samples[:, ~balanced] = per_group[:, ~balanced]
+    return point, samples
+
+
+def _balanced(counts: np.ndarray, col_group: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per group: do all its rater columns have the same count for every prompt?"""
+    same = (counts == counts[:, first_rows(col_group)[col_group]]).all(axis=0)
+    return np.bincount(col_group, weights=~same, minlength=n_groups) == 0
 
 
 def _group_nanmean(matrix: np.ndarray, col_group: np.ndarray, n_groups: int) -> np.ndarray:

@@ -17,10 +17,16 @@ from concord.stats._resample import (
     bootstrap_weights,
     percentile_interval,
     prompt_codes,
-    resampled_means,
+    ratio,
+    resampled_sums,
     unit_sums,
 )
-from concord.stats._validate import check_positive_int, numeric_values, require_columns
+from concord.stats._validate import (
+    check_positive_int,
+    filled_text,
+    numeric_values,
+    require_columns,
+)
 from concord.stats.correlation import ROWWISE, correlations, pairwise_accuracy
 from concord.stats.human import first_rows, group_codes
 
@@ -66,6 +72,22 @@ def join_items(human: pd.DataFrame, metric: pd.DataFrame) -> pd.DataFrame:
     return left.merge(right, on=keys, how="inner", validate="one_to_one")
 
 
+class _ModelSums:
+    """Per-prompt sums of human, metric and item counts per model for one items frame."""
+
+    def __init__(self, items: pd.DataFrame) -> None:
+        require_columns(items, ["prompt_id", "model", "human", "metric"], where="model_level")
+        units, _ = prompt_codes(items["prompt_id"])
+        model, _ = pd.factorize(items["model"], sort=True)
+        self.n_units, self.n_models = int(units.max()) + 1, int(model.max()) + 1
+        shape = (units, model)
+        self.human, self.counts = unit_sums(*shape, items["human"].to_numpy(float),
+                                            self.n_units, self.n_models)
+        self.metric, _ = unit_sums(*shape, items["metric"].to_numpy(float),
+                                   self.n_units, self.n_models)
+        self.n_items = len(items)
+
+
 def model_level(
     items: pd.DataFrame, *, n_boot: int = 1000, n_perm: int = 1000, seed: int = 0,
     ci: float = 0.95,
@@ -89,27 +111,54 @@ def model_level(
         ``<stat>, <stat>_ci_low, <stat>_ci_high, <stat>_p`` for Spearman, Kendall τ_b and
         Pearson, plus ``n`` (models), ``n_prompts`` and ``n_items``.
     """
-    require_columns(items, ["prompt_id", "model", "human", "metric"], where="model_level")
+    return model_level_many([items], n_boot=n_boot, n_perm=n_perm, seed=seed, ci=ci)[0]
+
+
+def model_level_many(
+    frames: Sequence[pd.DataFrame], *, n_boot: int = 1000, n_perm: int = 1000,
+    seed: int = 0, ci: float = 0.95,
+) -> list[dict[str, float]]:
+    """:func:`model_level` of several items frames, each exactly as if alone.
+
+    Frames with the same number of prompts share the resampling matrix, so their
+    bootstraps run as ONE matrix product (reading that matrix is the dominant cost).
+    """
+    n_boot = check_positive_int(n_boot, name="n_boot")
     n_perm = check_positive_int(n_perm, name="n_perm")
-    units, _ = prompt_codes(items["prompt_id"])
-    model, _ = pd.factorize(items["model"], sort=True)
-    n_units, n_models = int(units.max()) + 1, int(model.max()) + 1
-    sh, counts = unit_sums(units, model, items["human"].to_numpy(float), n_units, n_models)
-    sm, _ = unit_sums(units, model, items["metric"].to_numpy(float), n_units, n_models)
-    h, m = sh.sum(0) / counts.sum(0), sm.sum(0) / counts.sum(0)
-    weights = bootstrap_weights(n_units, check_positive_int(n_boot, name="n_boot"), seed)
-    hb, mb = resampled_means(weights, sh, counts, sm)
+    sums = [_ModelSums(f) for f in frames]
+    by_size: dict[int, list[int]] = {}
+    for k, s in enumerate(sums):
+        by_size.setdefault(s.n_units, []).append(k)
+    boots: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for n_units, ks in by_size.items():
+        stacked = np.hstack([m for k in ks
+                             for m in (sums[k].human, sums[k].metric, sums[k].counts)])
+        product = resampled_sums(bootstrap_weights(n_units, n_boot, seed), stacked)
+        start = 0
+        for k in ks:
+            width = sums[k].n_models
+            h, m, c = (product[:, start + j * width:start + (j + 1) * width] for j in range(3))
+            boots[k] = (ratio(h, c), ratio(m, c))
+            start += 3 * width
+    return [_model_stats(s, *boots[k], n_perm=n_perm, seed=seed, ci=ci)
+            for k, s in enumerate(sums)]
+
+
+def _model_stats(s: _ModelSums, hb: np.ndarray, mb: np.ndarray, *, n_perm: int, seed: int,
+                 ci: float) -> dict[str, float]:
+    h, m = s.human.sum(0) / s.counts.sum(0), s.metric.sum(0) / s.counts.sum(0)
     rng = np.random.default_rng((seed, 1))
-    perm = rng.permuted(np.tile(np.arange(n_models), (n_perm, 1)), axis=1)
-    out: dict[str, float] = {"n": n_models, "n_prompts": n_units, "n_items": len(items)}
+    perm = rng.permuted(np.tile(np.arange(s.n_models), (n_perm, 1)), axis=1)
+    out: dict[str, float] = {"n": s.n_models, "n_prompts": s.n_units, "n_items": s.n_items}
+    defined = s.n_models >= 3
     for name in STATS:
         fn = ROWWISE[name]
-        r = float(fn(h[None, :], m[None, :])[0]) if n_models >= 3 else float("nan")
+        r = float(fn(h[None, :], m[None, :])[0]) if defined else float("nan")
         low, high = percentile_interval(fn(hb, mb)[:, None], ci)
         null = fn(np.broadcast_to(h, perm.shape), m[perm])
         p = (1 + np.sum(np.abs(null) >= abs(r) - 1e-12)) / (1 + n_perm)
-        out.update({name: r, f"{name}_ci_low": float(low[0]) if n_models >= 3 else np.nan,
-                    f"{name}_ci_high": float(high[0]) if n_models >= 3 else np.nan,
+        out.update({name: r, f"{name}_ci_low": float(low[0]) if defined else np.nan,
+                    f"{name}_ci_high": float(high[0]) if defined else np.nan,
                     f"{name}_p": float(p) if np.isfinite(r) else np.nan})
     return out
 
@@ -189,30 +238,33 @@ def human_metric_table(
     """
     require_columns(scores, SCORE_COLUMNS, where="human_metric_table")
     directions = dict(higher_is_better or {})
-    judged = scores.assign(judge=scores["judge"].fillna("") if "judge" in scores else "")
+    judged = scores.assign(judge=filled_text(scores["judge"], "") if "judge" in scores else "")
     sources = human_sources(ratings, rankings)
-    rows: list[dict] = []
+    heads: list[dict] = []
+    subsets: list[pd.DataFrame] = []
     for (metric, judge), part in judged.groupby(["metric", "judge"], sort=True):
         keys = _join_keys(part, part)
         metric_items = item_means(part, keys, where="human_metric_table")
         if not directions.get(str(metric), True):
             metric_items["value"] = -metric_items["value"]
         for source, human in sources.items():
-            items = join_items(human, metric_items)
-            head = {"metric": metric, "judge": judge, "human": source}
-            rows.extend(_rows_for(items, head, n_boot=n_boot, n_perm=n_perm, seed=seed, ci=ci))
+            for dim, sub in _subsets(join_items(human, metric_items)):
+                heads.append({"metric": metric, "judge": judge, "human": source,
+                              "dimension": dim})
+                subsets.append(sub)
+    # All model-level bootstraps at once: subsets with equal prompt counts share one product.
+    model_rows = model_level_many(subsets, n_boot=n_boot, n_perm=n_perm, seed=seed, ci=ci)
+    rows = []
+    for head, sub, model_row in zip(heads, subsets, model_rows, strict=True):
+        rows.append({**head, "level": "model", **model_row})
+        rows.append({**head, "level": "item", **item_level(sub, ci=ci)})
     return pd.DataFrame(rows)
 
 
-def _rows_for(items: pd.DataFrame, head: dict, **kw) -> list[dict]:
+def _subsets(items: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """``("all", items)`` and one subset per dimension, skipping empty ones."""
     subsets = [("all", items)]
     if "dimension" in items.columns:
         dims = items["dimension"].dropna()
         subsets += [(str(d), items[items["dimension"] == d]) for d in sorted(dims.unique())]
-    rows = []
-    for dim, sub in subsets:
-        if sub.empty:
-            continue
-        rows.append({**head, "dimension": dim, "level": "model", **model_level(sub, **kw)})
-        rows.append({**head, "dimension": dim, "level": "item", **item_level(sub, ci=kw["ci"])})
-    return rows
+    return [(dim, sub) for dim, sub in subsets if not sub.empty]

@@ -13,7 +13,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from concord.stats._validate import numeric_values, require_columns, require_nonempty
+from concord.stats._validate import (
+    filled_text,
+    numeric_values,
+    require_columns,
+    require_nonempty,
+)
 
 RANKING_COLUMNS = ("prompt_id", "rater", "criterion", "model", "rank")
 ALL = "all"
@@ -40,7 +45,7 @@ def prompt_mean_ranks(rankings: pd.DataFrame) -> pd.DataFrame:
     df = _clean(rankings, "prompt_mean_ranks")
     keys = ["prompt_id", "criterion", "model"]
     if "dimension" in df.columns:
-        df = df.assign(dimension=df["dimension"].fillna(ALL).astype(str))
+        df = df.assign(dimension=filled_text(df["dimension"], ALL))
         keys.append("dimension")
     out = df.groupby(keys, sort=True, observed=True)["rank"].agg(["mean", "size"])
     return out.rename(columns={"mean": "mean_rank", "size": "n_raters"}).reset_index()

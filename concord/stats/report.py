@@ -63,10 +63,11 @@ def records(frame: pd.DataFrame | None) -> list[dict]:
     return [jsonable(r) for r in frame.to_dict(orient="records")]
 
 
-def _studies(ratings: pd.DataFrame) -> list[object]:
-    if "study" not in ratings.columns or ratings.empty:
-        return [None]
-    return sorted(ratings["study"].dropna().unique().tolist(), key=str)
+def _studies(*frames: pd.DataFrame | None) -> list[object]:
+    """Studies named in any frame; ``[None]`` (everything at once) when none has the column."""
+    names = {s for f in frames if f is not None and "study" in f.columns
+             for s in f["study"].dropna().unique().tolist()}
+    return sorted(names, key=str) if names else [None]
 
 
 def _of(frame: pd.DataFrame | None, study: object) -> pd.DataFrame | None:
@@ -118,7 +119,7 @@ def full_report(
             require_columns(frame, cols, where=f"full_report ({name})")
     ratings, rankings, scores = (_categorical(f) for f in (ratings, rankings, scores))
     parts: dict[str, list[pd.DataFrame]] = {}
-    for study in _studies(ratings):
+    for study in _studies(ratings, rankings, scores):
         sections = _study_sections(
             _of(ratings, study), _of(rankings, study), _of(scores, study), _of(gold, study),
             n_boot=n_boot, n_perm=n_perm, seed=seed, ci=ci, criteria=criteria,
@@ -162,7 +163,8 @@ def _with_overall(ratings: pd.DataFrame, criteria, overall) -> pd.DataFrame:
 def _study_sections(ratings, rankings, scores, gold, *, n_boot, n_perm, seed, ci, criteria,
                     overall, levels, higher_is_better) -> dict[str, pd.DataFrame | None]:
     out: dict[str, pd.DataFrame | None] = {}
-    rated = ratings[ratings["value"].notna()]
+    has_value = ratings["value"].notna().to_numpy()
+    rated = ratings if has_value.all() else ratings[has_value]
     if not rated.empty:
         rated = _with_overall(rated, criteria, overall)
         out["human"] = model_scores(rated, n_boot=n_boot, ci=ci, seed=seed)

@@ -6,6 +6,7 @@ import contextlib
 import datetime as dt
 import json
 import sqlite3
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,11 @@ from sqlite_utils import Database
 from concord.store.migrations import migrations
 
 # A rater's submit waits for a concurrent writer instead of failing at once.
-BUSY_TIMEOUT_MS = 10_000
+BUSY_TIMEOUT_MS = 30_000
+# SQLite has one writer at a time; its busy handler retries by sleeping, which starves
+# some threads when many write back to back. Queueing this process's writers on a lock
+# first makes them take turns (the busy timeout still covers other processes).
+_WRITE_LOCK = threading.Lock()
 
 
 def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool = True) -> Database:
@@ -51,21 +56,22 @@ def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool =
 def transaction(db: Database) -> Iterator[Database]:
     """Run a block of writes as one transaction.
 
-    The outermost level starts with ``BEGIN IMMEDIATE`` so that concurrent
-    writers queue on the busy timeout instead of failing when a read lock has
-    to be upgraded; nested levels are savepoints (``db.atomic()``).
+    The outermost level takes this process's write lock, then ``BEGIN IMMEDIATE`` (so a
+    read lock never has to be upgraded mid-transaction); nested levels are savepoints
+    (``db.atomic()``).
     """
     if db.conn.in_transaction:
         with db.atomic():
             yield db
         return
-    db.conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-    except BaseException:
-        db.conn.rollback()
-        raise
-    db.conn.execute("COMMIT")
+    with _WRITE_LOCK:
+        db.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.conn.rollback()
+            raise
+        db.conn.execute("COMMIT")
 
 
 def now() -> str:

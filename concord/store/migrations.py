@@ -203,10 +203,37 @@ WHERE k.retracted = 0;
 """
 
 
+# The current revision is "no later revision exists": SQLite answers that with one lookup
+# in the (image, rater, criterion, revision) index per row and can use a study_id filter,
+# where the GROUP BY of the first views materialised every revision of every study.
+_VIEWS_2 = """
+DROP VIEW current_ratings;
+DROP VIEW current_rankings;
+CREATE VIEW current_ratings AS
+SELECT r.* FROM ratings r
+WHERE r.value IS NOT NULL AND NOT EXISTS (
+    SELECT 1 FROM ratings x WHERE x.image_id = r.image_id AND x.rater_id = r.rater_id
+    AND x.criterion = r.criterion AND x.revision > r.revision
+);
+CREATE VIEW current_rankings AS
+SELECT k.* FROM rankings k
+WHERE k.retracted = 0 AND NOT EXISTS (
+    SELECT 1 FROM rankings x WHERE x.prompt_id = k.prompt_id AND x.rater_id = k.rater_id
+    AND x.criterion = k.criterion AND x.revision > k.revision
+);
+"""
+
+
 @migrations()
 def m001_initial(db: Database) -> None:
     """Create every table of the first release."""
     _run_script(db, _SCHEMA_1)
+
+
+@migrations()
+def m002_current_views_by_lookup(db: Database) -> None:
+    """Faster current_ratings / current_rankings views (same rows)."""
+    _run_script(db, _VIEWS_2)
 
 
 def _run_script(db: Database, script: str) -> None:

@@ -163,3 +163,16 @@ def ranking_history(db: Database, study_id: int, rater_id: int) -> list[dict]:
         "SELECT k.prompt_id, p.key, p.text AS prompt, k.criterion, k.revision, k.action,"
         " k.retracted, k.created_at FROM rankings k JOIN prompts p ON p.id = k.prompt_id"
         " WHERE k.study_id = ? AND k.rater_id = ? ORDER BY k.id DESC", [study_id, rater_id]))
+
+
+def current_rating_keys(db: Database) -> list[tuple[int, int, str]]:
+    """(image, rater, criterion) of every current rating, one row each (duplicates kept)."""
+    return [tuple(r) for r in db.execute(
+        "SELECT image_id, rater_id, criterion FROM current_ratings").fetchall()]
+
+
+def max_raters_per_image(db: Database) -> int:
+    """The largest number of distinct raters with a current rating on one image."""
+    row = db.execute("SELECT MAX(n) FROM (SELECT COUNT(DISTINCT rater_id) AS n FROM"
+                     " current_ratings GROUP BY image_id)").fetchone()
+    return int(row[0] or 0)

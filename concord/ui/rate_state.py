@@ -18,12 +18,16 @@ SKIPPING = "rate_skipping"
 NOTICE = "rate_notice"
 
 
-def choice_key(criterion: str, image_id: int) -> str:
-    """Widget key of one criterion's choice for one image (fresh for every item)."""
-    return f"rate_{criterion}_{image_id}"
+def choice_key(criterion: str) -> str:
+    """Widget key of one criterion's choice.
+
+    The same widgets serve every item (their values are reset when a new item comes),
+    so the browser updates them in place instead of rebuilding them on every submit.
+    """
+    return f"rate_{criterion}"
 
 
-def current_item(study: str, rater_id: int) -> rating.Item | None:
+def current_item(study: str, rater_id: int, criteria: list[str]) -> rating.Item | None:
     """The item on screen; fetched once and kept so its submission id stays stable."""
     item = st.session_state.get(ITEM)
     if item is not None:
@@ -32,9 +36,8 @@ def current_item(study: str, rater_id: int) -> rating.Item | None:
     edit = st.session_state.get(EDIT)
     item = (rating.open_item(db, study, rater_id, edit) if edit is not None
             else rating.next_item(db, study, rater_id))
-    if item is not None and item.current:
-        for criterion, value in item.current.items():
-            st.session_state.setdefault(choice_key(criterion, item.image_id), value)
+    for criterion in criteria:
+        st.session_state[choice_key(criterion)] = item.current.get(criterion) if item else None
     st.session_state[ITEM] = item
     return item
 
@@ -56,8 +59,7 @@ def submit(study: str, rater_id: int, rubric: Rubric) -> None:
     item: rating.Item | None = st.session_state.get(ITEM)
     if item is None:
         return
-    values = {c.key: st.session_state.get(choice_key(c.key, item.image_id))
-              for c in rubric.criteria}
+    values = {c.key: st.session_state.get(choice_key(c.key)) for c in rubric.criteria}
     editing = st.session_state.get(EDIT) is not None
     try:
         result = rating.submit(session.db(), study, rater_id, item.image_id, values,

@@ -15,15 +15,15 @@ def ratings(db):
 
 
 def choose(at: AppTest, sc: float, pr: float) -> AppTest:
-    sc_radio = next(r for r in at.radio if r.key.startswith("rate_SC_"))
-    pr_radio = next(r for r in at.radio if r.key.startswith("rate_PR_"))
+    sc_radio = at.radio(key="rate_SC")
+    pr_radio = at.radio(key="rate_PR")
     sc_radio.set_value(sc)
     pr_radio.set_value(pr)
     return at
 
 
-def shown_image_key(at: AppTest) -> str:
-    return next(r.key for r in at.radio if r.key.startswith("rate_SC_"))
+def shown_image_key(at: AppTest) -> int:
+    return at.session_state["rate_item"].image_id
 
 
 def test_wrong_token_shows_only_an_error():
@@ -62,7 +62,7 @@ def test_researcher_sign_in_with_secret(app_env):
 def test_invite_link_signs_in_and_shows_an_image(app_env):
     at = rater_app(app_env["tokens"]["ann"])
     assert not at.exception
-    assert [r.key.split("_")[1] for r in at.radio] == ["SC", "PR"]
+    assert [r.key for r in at.radio] == ["rate_SC", "rate_PR"]
     assert len(at.get("image")) == 1
     assert "0 / 9 rated" in at.get("progress")[0].proto.text
 
@@ -82,7 +82,7 @@ def test_rate_stores_one_rating_and_moves_on(app_env):
 def test_incomplete_rating_is_refused(app_env):
     at = rater_app(app_env["tokens"]["ann"])
     first = shown_image_key(at)
-    next(r for r in at.radio if r.key.startswith("rate_SC_")).set_value(2.0)
+    at.radio(key="rate_SC").set_value(2.0)
     at.button(key="rate_submit").click().run()
     assert any("PR" in w.value for w in at.warning)
     assert ratings(app_env["db"]).empty

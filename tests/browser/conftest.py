@@ -34,7 +34,7 @@ def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None
         if proc.poll() is not None:
             raise RuntimeError(f"streamlit exited with {proc.returncode}")
         try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:  # noqa: S310
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
                 if r.status == 200:
                     return
         except OSError:
@@ -42,7 +42,8 @@ def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None
     raise RuntimeError("streamlit did not become healthy in time")
 
 
-def start_server(db_path: Path, tmp: Path, env_extra: dict | None = None) -> tuple[str, subprocess.Popen]:
+def start_server(db_path: Path, tmp: Path,
+                 env_extra: dict | None = None) -> tuple[str, subprocess.Popen]:
     """Start `streamlit run app.py` on a free port against ``db_path``."""
     port = _free_port()
     env = {**os.environ, "CONCORD_DB": str(db_path), "CONCORD_ADMIN_SECRET": "letmein",

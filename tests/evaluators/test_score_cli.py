@@ -150,3 +150,9 @@ def test_ocr_metric_runs_without_a_judge(study):
     assert len(rows) == 2
     assert {r["judge"] for r in rows} == {""}
     assert all(r["value"] == 0.0 for r in rows)  # no text expected, none read
+
+
+def test_consistency_over_an_ocr_base_from_the_command_line(study):
+    assert _score(study, "--metric", "consistency", "--option", "base=gned", "--limit", "1") == 0
+    rows = _rows(study, "consistency")
+    assert len(rows) == 1 and rows[0]["judge"] == ""

@@ -255,3 +255,6 @@ def test_paraphrase_consistency_undefined_groups_and_bad_kind():
     assert out["n_realistic"] == 0
     with pytest.raises(ValueError, match=r"kind must be one of .* got \['photo'\]"):
         paraphrase_consistency(frame.assign(kind="photo"))
+    renamed = frame.rename(columns={"kind": "dimension"})
+    pd.testing.assert_frame_equal(paraphrase_consistency(renamed, kind_column="dimension"),
+                                  paraphrase_consistency(frame))

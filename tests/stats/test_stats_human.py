@@ -84,8 +84,16 @@ def _slow_bootstrap(df: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
     return pd.DataFrame(out).reset_index(drop=True)
 
 
-def test_vectorised_bootstrap_equals_slow_loop(make_ratings):
-    df = make_ratings(5, prompts=8, models=3, raters=3, missing=0.25)
+@pytest.mark.parametrize("missing", [0.0, 0.25, "one model"])
+def test_vectorised_bootstrap_equals_slow_loop(make_ratings, missing):
+    # missing=0 takes the balanced-design shortcut, 0.25 the per-rater path, and
+    # "one model" mixes both (only model m1 lacks ratings).
+    if missing == "one model":
+        df = make_ratings(5, prompts=8, models=3, raters=3)
+        df = df.drop(index=df.index[(df["model"] == "m1") & (df["prompt_id"] < "p03")
+                                    & (df["rater"] == "r0")])
+    else:
+        df = make_ratings(5, prompts=8, models=3, raters=3, missing=missing)
     groups, point, samples = bootstrap_means(df, n_boot=30, seed=11)
     slow = _slow_bootstrap(df, 30, 11)
     for g, key in enumerate(groups.itertuples(index=False)):

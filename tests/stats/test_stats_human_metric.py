@@ -9,6 +9,7 @@ from scipy import stats
 
 from concord.stats import human_metric_table, item_level, model_level
 from concord.stats._resample import bootstrap_indices
+from concord.stats.human_metric import model_level_many
 
 
 def make_items(seed=0, prompts=20, models=6, noise=1.0):
@@ -150,3 +151,12 @@ def test_table_item_level_uses_image_means_over_raters():
     ref = stats.spearmanr(joined.iloc[:, 0], joined.iloc[:, 1]).statistic
     assert row["spearman"] == pytest.approx(ref, abs=1e-12)
     assert row["n"] == len(joined)
+
+
+def test_batched_model_level_equals_single_calls():
+    frames = [make_items(6, prompts=10), make_items(7, prompts=10, models=4),
+              make_items(8, prompts=14)]
+    batched = model_level_many(frames, n_boot=60, n_perm=40, seed=2)
+    singles = [model_level(f, n_boot=60, n_perm=40, seed=2) for f in frames]
+    for got, want in zip(batched, singles, strict=True):
+        assert got == pytest.approx(want, abs=1e-12, nan_ok=True)

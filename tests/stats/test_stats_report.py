@@ -91,3 +91,18 @@ def test_report_refuses_frames_without_required_columns(make_ratings):
         full_report(ratings, scores=ratings)
     with pytest.raises(TypeError, match="expected a pandas DataFrame, got list"):
         full_report([1, 2])
+
+
+def test_report_handles_missing_dimensions_judges_and_failed_scores(make_ratings):
+    ratings = make_ratings(1)
+    scores = _scores(ratings).assign(judge=None, dimension=None)
+    ratings["dimension"] = None
+    ratings.loc[ratings["prompt_id"] == "p01", "dimension"] = "d1"
+    scores.loc[3, "value"] = np.nan  # an evaluator error
+    rankings = _rankings(ratings).assign(dimension=None)
+    doc = full_report(ratings, rankings, scores, n_boot=20, n_perm=20)
+    assert {r["dimension"] for r in doc["rankings"]["models"]} == {"all"}
+    rows = [r for r in doc["human_vs_metric"] if r["dimension"] == "all"]
+    assert {r["judge"] for r in rows} == {""}
+    item = next(r for r in rows if r["level"] == "item" and r["human"] == "ratings:SC")
+    assert item["n"] == 12 * 4 - 1

@@ -1,8 +1,9 @@
 """Paraphrase consistency (Hollinger): score spread across paraphrases of one scene.
 
 Input: one row per generated image with ``model, paraphrase_group, kind, value`` where
-``kind`` is ``"abstract"`` or ``"realistic"`` and ``value`` is any faithfulness score of
-the image against its paraphrase.
+``kind`` is ``"abstract"`` or ``"realistic"`` (another column can hold it, e.g. the
+``dimension`` the consistency evaluator stores: pass ``kind_column``) and ``value`` is any
+faithfulness score of the image against its paraphrase.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ AGGREGATORS = ("std", "min", "median")
 KINDS = ("abstract", "realistic")
 
 
-def group_consistency(scores: pd.DataFrame, *, aggregator: str = "std") -> pd.DataFrame:
+def group_consistency(
+    scores: pd.DataFrame, *, aggregator: str = "std", kind_column: str = "kind"
+) -> pd.DataFrame:
     """Per model and paraphrase group, s_i = sample std (ddof=1) of the group's scores.
 
     ``aggregator="min"`` or ``"median"`` are the paper's alternative aggregators. A group
@@ -32,8 +35,9 @@ def group_consistency(scores: pd.DataFrame, *, aggregator: str = "std") -> pd.Da
     """
     where = "group_consistency"
     check_choice(aggregator, AGGREGATORS, name="aggregator")
-    require_columns(scores, ["model", "paraphrase_group", "kind", "value"], where=where)
+    require_columns(scores, ["model", "paraphrase_group", kind_column, "value"], where=where)
     require_nonempty(scores, where=where)
+    scores = scores.assign(kind=scores[kind_column])
     bad = sorted(set(scores["kind"].astype(str)) - set(KINDS))
     if bad:
         raise ValueError(f"{where}: kind must be one of {list(KINDS)}, got {bad}")
@@ -51,7 +55,9 @@ def group_consistency(scores: pd.DataFrame, *, aggregator: str = "std") -> pd.Da
     return out.reset_index()
 
 
-def paraphrase_consistency(scores: pd.DataFrame, *, aggregator: str = "std") -> pd.DataFrame:
+def paraphrase_consistency(
+    scores: pd.DataFrame, *, aggregator: str = "std", kind_column: str = "kind"
+) -> pd.DataFrame:
     """S_a (mean s over abstract groups), S_r (over realistic) and S_final = S_r − S_a.
 
     Groups with an undefined s (one paraphrase) are skipped in the means; a kind with no
@@ -60,7 +66,8 @@ def paraphrase_consistency(scores: pd.DataFrame, *, aggregator: str = "std") -> 
     Returns:
         Columns ``model, S_a, S_r, S_final, n_abstract, n_realistic``.
     """
-    per_group = group_consistency(scores, aggregator=aggregator).dropna(subset=["s"])
+    per_group = group_consistency(scores, aggregator=aggregator, kind_column=kind_column)
+    per_group = per_group.dropna(subset=["s"])
     table = per_group.pivot_table(index="model", columns="kind", values="s",
                                   aggfunc=["mean", "size"])
     models = sorted(scores["model"].unique())

@@ -1,0 +1,177 @@
+"""Rater loop speed: "submit → next item fully shown", end to end in headless Chromium.
+
+Starts Concord on a fresh database with N 1024×1024 PNGs, signs a rater in through an
+invite link, and times, inside the page, the span from the submit click to the next
+image decoded and visible with its prompt on the page. The same measurement runs
+against a minimal Streamlit form app (st.form + st.radio + st.image PNG + SQLite
+insert) for comparison. Re-run: `.venv/bin/python bench/bench_rater_loop.py [--submits 75]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from concord.services import studies  # noqa: E402
+from concord.store.db import open_db  # noqa: E402
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, _free_port, _wait_healthy  # noqa: E402
+
+# In-page timer: click the submit button, resolve when a new image is decoded and shown.
+MEASURE_JS = """
+async ([submitCss, imgCss]) => {
+  const oldSrc = document.querySelector(imgCss)?.getAttribute('src');
+  const t0 = performance.now();
+  document.querySelector(submitCss).click();
+  const img = await new Promise((resolve) => {
+    const check = () => {
+      const el = document.querySelector(imgCss);
+      if (el && el.getAttribute('src') !== oldSrc && el.complete && el.naturalWidth > 0) {
+        resolve(el);
+      } else { requestAnimationFrame(check); }
+    };
+    check();
+  });
+  await img.decode();
+  return performance.now() - t0;
+}
+"""
+
+BASELINE_APP = textwrap.dedent('''
+    import sqlite3, sys
+    from pathlib import Path
+    import streamlit as st
+    files = sorted(Path(sys.argv[1]).glob("*.png"))
+    db = sqlite3.connect(sys.argv[2])
+    db.execute("CREATE TABLE IF NOT EXISTS r (i INTEGER, sc REAL, pr REAL)")
+    i = st.session_state.setdefault("i", 0)
+    st.write(f"prompt {i}")
+    st.image(files[i % len(files)].read_bytes(), output_format="PNG")
+    with st.form("f", clear_on_submit=True):
+        sc = st.radio("SC", [0, 0.5, 1, 2], index=2, horizontal=True)
+        pr = st.radio("PR", [0, 0.5, 1, 2], index=2, horizontal=True)
+        if st.form_submit_button("Submit"):
+            db.execute("INSERT INTO r VALUES (?, ?, ?)", (i, sc, pr)); db.commit()
+            st.session_state.i = i + 1
+            st.rerun()
+''')
+
+
+def make_images(folder: Path, n: int) -> None:
+    """N distinct 1024×1024 PNGs of about 1.2 MB (smooth gradients plus noise)."""
+    rng = np.random.default_rng(0)
+    y, x = np.mgrid[0:1024, 0:1024]
+    for i in range(n):
+        base = np.stack([(x + i * 7) % 256, (y + i * 13) % 256, (x + y) // 8 % 256], axis=-1)
+        noise = rng.integers(0, 6, size=(1024, 1024, 3))
+        Image.fromarray((base + noise).clip(0, 255).astype(np.uint8)).save(folder / f"p{i}.png")
+
+
+def serve(args: list[str], env: dict) -> tuple[str, subprocess.Popen]:
+    import os
+
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", *args[:1],
+                             "--server.port", str(port), "--server.headless", "true",
+                             "--server.fileWatcherType", "none", "--", *args[1:]],
+                            cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    _wait_healthy(url, proc)
+    return url, proc
+
+
+def run_concord(tmp: Path, images: Path, submits: int, browser) -> list[float]:
+    study = tmp / "study"
+    (study / "images" / "model-a").mkdir(parents=True)
+    rows = ["prompt_id,prompt"] + [f"p{i},prompt number {i}" for i in range(submits + 5)]
+    (study / "prompts.csv").write_text("\n".join(rows) + "\n")
+    for i in range(submits + 5):
+        # A hard link: a symlink out of the study root would be refused by the importer.
+        (study / "images" / "model-a" / f"p{i}.png").hardlink_to(images / f"p{i}.png")
+    (study / "study.yaml").write_text("name: bench\nlayout: folder\nroot: images\n"
+                                      "prompts: prompts.csv\nraters_per_item: 1\n")
+    db_path = tmp / "bench.db"
+    db = open_db(db_path)
+    studies.import_manifest(db, study / "study.yaml")
+    (invite,) = studies.invite(db, "bench", ["bench-rater"], "http://x")
+    url, proc = serve(["app.py"], {"CONCORD_DB": str(db_path)})
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{url}/?token={invite.url.split('token=')[1]}")
+        page.locator('[data-testid="stImage"] img').first.wait_for(timeout=60_000)
+        times = []
+        for n in range(submits):
+            page.keyboard.press("3")
+            page.keyboard.press("w")
+            page.wait_for_function("() => document.querySelectorAll("
+                                   "'[role=radiogroup] input:checked').length === 2")
+            times.append(page.evaluate(MEASURE_JS, ["[class*='st-key-rate_submit'] button",
+                                                    '[data-testid="stImage"] img']))
+            page.get_by_text(f"{n + 1} / ").first.wait_for()
+        page.close()
+        return times
+    finally:
+        proc.terminate()
+
+
+def run_baseline(tmp: Path, images: Path, submits: int, browser) -> list[float]:
+    app = tmp / "baseline.py"
+    app.write_text(BASELINE_APP)
+    url, proc = serve([str(app), str(images), str(tmp / "baseline.db")], {})
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(url)
+        page.locator('[data-testid="stImage"] img').first.wait_for(timeout=60_000)
+        times = [page.evaluate(MEASURE_JS, ['[data-testid="stFormSubmitButton"] button',
+                                            '[data-testid="stImage"] img'])
+                 for _ in range(submits)]
+        page.close()
+        return times
+    finally:
+        proc.terminate()
+
+
+def summary(name: str, times: list[float]) -> str:
+    q = statistics.quantiles(times, n=100)
+    return (f"| {name} | {len(times)} | {statistics.median(times):.0f} | {q[94]:.0f} | "
+            f"{max(times):.0f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--submits", type=int, default=75)
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as d, sync_playwright() as p:
+        tmp = Path(d)
+        images = tmp / "png"
+        images.mkdir()
+        t0 = time.perf_counter()
+        make_images(images, args.submits + 5)
+        size = sum(f.stat().st_size for f in images.glob("*.png")) / (args.submits + 5) / 1e6
+        print(f"made {args.submits + 5} PNGs of 1024×1024, {size:.2f} MB each, "
+              f"in {time.perf_counter() - t0:.0f} s")
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        concord = run_concord(tmp, images, args.submits, browser)
+        baseline = run_baseline(tmp, images, args.submits, browser)
+        browser.close()
+    print("\n| app | submits | p50 ms | p95 ms | max ms |\n|---|---|---|---|---|")
+    print(summary("Concord scoring page", concord))
+    print(summary("minimal Streamlit form app (same machine, same run)", baseline))
+
+
+if __name__ == "__main__":
+    main()
