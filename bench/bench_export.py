@@ -25,9 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from concord.services import labels  # noqa: E402
-from concord.store import open_db, transaction  # noqa: E402
-from concord.store.db import now  # noqa: E402
+from concord.services import labels
+from concord.store import open_db, transaction
+from concord.store.db import now
 
 MODELS, RATERS, CRITERIA = 8, 25, ("SC", "PR")
 

@@ -27,8 +27,8 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from concord.services import studies  # noqa: E402
-from concord.store import open_db  # noqa: E402
+from concord.services import studies
+from concord.store import open_db
 
 SIZE = 64
 

@@ -30,21 +30,25 @@ from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, _free_port, _wait_he
 
 # In-page timer: click the submit button, resolve when a new image is decoded and shown.
 MEASURE_JS = """
-async ([submitCss, imgCss]) => {
+async ([submitCss, imgCss, detail]) => {
   const oldSrc = document.querySelector(imgCss)?.getAttribute('src');
   const t0 = performance.now();
+  let tSrc = null;
   document.querySelector(submitCss).click();
   const img = await new Promise((resolve) => {
     const check = () => {
       const el = document.querySelector(imgCss);
+      if (el && el.getAttribute('src') !== oldSrc && tSrc === null) tSrc = performance.now();
       if (el && el.getAttribute('src') !== oldSrc && el.complete && el.naturalWidth > 0) {
         resolve(el);
       } else { requestAnimationFrame(check); }
     };
     check();
   });
+  const tLoad = performance.now();
   await img.decode();
-  return performance.now() - t0;
+  const t = performance.now() - t0;
+  return detail ? [t, tSrc - t0, tLoad - t0] : t;
 }
 """
 
@@ -118,7 +122,7 @@ def run_concord(tmp: Path, images: Path, submits: int, browser) -> list[float]:
             page.wait_for_function("() => document.querySelectorAll("
                                    "'[role=radiogroup] input:checked').length === 2")
             times.append(page.evaluate(MEASURE_JS, ["[class*='st-key-rate_submit'] button",
-                                                    '[data-testid="stImage"] img']))
+                                                    '[data-testid="stImage"] img', False]))
             page.get_by_text(f"{n + 1} / ").first.wait_for()
         page.close()
         return times
@@ -135,7 +139,7 @@ def run_baseline(tmp: Path, images: Path, submits: int, browser) -> list[float]:
         page.goto(url)
         page.locator('[data-testid="stImage"] img').first.wait_for(timeout=60_000)
         times = [page.evaluate(MEASURE_JS, ['[data-testid="stFormSubmitButton"] button',
-                                            '[data-testid="stImage"] img'])
+                                            '[data-testid="stImage"] img', False])
                  for _ in range(submits)]
         page.close()
         return times

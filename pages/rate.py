@@ -41,6 +41,15 @@ def actions(item: rating.Item, editing: bool) -> None:
         zoom(item)
 
 
+@st.dialog("Rating guide", width="large")
+def guide() -> None:
+    # A dialog renders only when opened; a popover would render the guide on every rerun.
+    st.markdown(f"**{rubric.title}**")
+    for criterion in rubric.criteria:
+        st.markdown(f"**{criterion.key} — {criterion.name}.** {criterion.definition}")
+    st.markdown(rubric.guide)
+
+
 @st.dialog("Image", width="large")
 def zoom(item: rating.Item) -> None:
     widgets.show_image(item.image_path)
@@ -90,8 +99,8 @@ def scoring() -> None:
         if item.source_image is not None:
             st.caption("Source image")
             widgets.show_image(item.source_image, alt="source image")
-        with st.popover("Rating guide"):
-            st.markdown(f"**{rubric.title}**\n\n{rubric.guide}")
+        if st.button("Rating guide", key="rate_guide", type="tertiary"):
+            guide()
         choices(item)
         if st.session_state.get(rs.SKIPPING):
             skip_form()

@@ -41,6 +41,32 @@ def test_reopening_applies_no_migration_twice(tmp_path):
     assert again.execute("SELECT COUNT(*) FROM _sqlite_migrations").fetchone()[0] == 2
 
 
+def test_upgrade_keeps_the_current_views_answers(tmp_path, study_factory):
+    """A database made before m002 is upgraded on open; the views give the same rows."""
+    from concord.store.migrations import migrations
+
+    path = tmp_path / "old.db"
+    old = open_db(path, migrate=False)
+    migrations.apply(old, stop_before="m002_current_views_by_lookup")
+    old.close()
+    db = open_db(path)
+    studies.import_manifest(db, study_factory("s1", prompts=2))
+    rid = invited(db, "s1")
+    first = rate_next(db, "s1", rid, sc=0, pr=0)
+    rate_next(db, "s1", rid, sc=1, pr=1)
+    rating.submit(db, "s1", rid, first, {"SC": 2, "PR": 2}, submission=new_submission(),
+                  edit=True)
+    rating.undo_last(db, "s1", rid)
+    via_view = db.execute("SELECT image_id, criterion, value, revision FROM current_ratings"
+                          " ORDER BY 1, 2").fetchall()
+    by_group = db.execute(
+        "SELECT r.image_id, r.criterion, r.value, r.revision FROM ratings r JOIN (SELECT"
+        " image_id, rater_id, criterion, MAX(revision) AS revision FROM ratings GROUP BY 1, 2,"
+        " 3) last USING (image_id, rater_id, criterion, revision) WHERE r.value IS NOT NULL"
+        " ORDER BY 1, 2").fetchall()
+    assert via_view == by_group == [(first, "PR", 2.0, 2), (first, "SC", 2.0, 2)]
+
+
 def test_wal_and_foreign_keys_are_on(db):
     assert db.journal_mode == "wal"
     assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
@@ -154,6 +180,27 @@ def test_rating_after_undo_is_the_current_value(rated):
     assert rating_store.current_values(db, image_id, rid) == {"SC": 1.0, "PR": 2.0}
     revs = db.execute("SELECT COUNT(*) FROM ratings WHERE image_id = ?", [image_id]).fetchone()
     assert revs[0] == 6
+
+
+def test_ranking_double_submit_edit_and_undo(db, study_factory):
+    from concord.services import ranking
+
+    studies.import_manifest(db, study_factory("r", prompts=2, protocol="rank"))
+    rid = invited(db, "r")
+    first = ranking.next_set(db, "r", rid)
+    order = [[im.image_id] for im in first.images]
+    assert ranking.submit(db, "r", rid, first, order) is not None
+    assert ranking.submit(db, "r", rid, first, order) is None  # the same submission again
+    again = ranking.open_set(db, "r", rid, first.prompt_id)
+    ranking.submit(db, "r", rid, again, order[::-1], edit=True)
+    current = rating_store.current_ranking(db, first.prompt_id, rid, "overall")
+    assert current["ranks"] == {order[-1][0]: 1.0, order[0][0]: 2.0}
+    second = ranking.next_set(db, "r", rid)
+    ranking.submit(db, "r", rid, second, [[im.image_id] for im in second.images])
+    assert ranking.undo_last(db, "r", rid) == second.prompt_id
+    assert rating_store.current_ranking(db, second.prompt_id, rid, "overall") is None
+    actions = [h["action"] for h in ranking.history(db, "r", rid)]
+    assert actions == ["undo", "rank", "edit", "rank"]
 
 
 # --- raters and tokens ------------------------------------------------------------------

@@ -26,7 +26,12 @@ from concord.stats.correlation import (
     winoground_accuracy,
 )
 from concord.stats.human import bootstrap_means, model_scores, overall_scores
-from concord.stats.human_metric import human_metric_table, item_level, model_level
+from concord.stats.human_metric import (
+    human_metric_table,
+    item_level,
+    model_level,
+    model_level_many,
+)
 from concord.stats.rankings import (
     kendalls_w_by_prompt,
     model_ranking,
@@ -52,6 +57,7 @@ __all__ = [
     "leave_one_out",
     "mean_pairwise_spearman",
     "model_level",
+    "model_level_many",
     "model_ranking",
     "model_scores",
     "overall_scores",

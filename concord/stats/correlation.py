@@ -100,8 +100,8 @@ def pair_differences(
     """Differences over all item pairs (within each group if given).
 
     Returns:
-        ``(d_human, d_metric, group)``: one entry per pair; ``group`` is the pair's group
-        code (0 without groups). Items with a NaN score are dropped first.
+        ``(d_human, d_metric, group)``: one entry per pair; ``group`` numbers the groups
+        that have pairs 0..k-1 (0 without groups). Items with a NaN score are dropped first.
     """
     h, m = np.asarray(human, dtype=float).ravel(), np.asarray(metric, dtype=float).ravel()
     if h.shape != m.shape:
@@ -123,20 +123,30 @@ def pair_differences(
         dh.append((h[block[:, i]] - h[block[:, j]]).ravel())
         dm.append((m[block[:, i]] - m[block[:, j]]).ravel())
         pg.append(np.repeat(g[block[:, 0]], i.size))
-    return np.concatenate(dh), np.concatenate(dm), np.concatenate(pg)
+    return np.concatenate(dh), np.concatenate(dm), _dense(np.concatenate(pg))
+
+
+def _dense(codes: np.ndarray) -> np.ndarray:
+    """Renumber non-negative integer codes to 0..k-1 (order kept) without sorting."""
+    if codes.size == 0:
+        return codes
+    present = np.zeros(int(codes.max()) + 1, dtype=bool)
+    present[codes] = True
+    return (np.cumsum(present) - 1)[codes]
 
 
 def _codes(groups: object, n: int) -> np.ndarray:
     arr = np.asarray(groups)
     if arr.shape != (n,):
         raise ValueError(f"pairwise: groups must have one entry per item ({n}), got {arr.shape}")
+    if arr.dtype.kind in "iu" and (arr.size == 0 or arr.min() >= 0):
+        return _dense(arr.astype(np.int64))  # already integer codes: no sort needed
     return np.unique(arr, return_inverse=True)[1].ravel().astype(np.int64)
 
 
 def _group_mean(hits: np.ndarray, group: np.ndarray) -> float:
-    """Mean over groups of the share of ``hits`` among the group's pairs."""
-    _, code = np.unique(group, return_inverse=True)
-    per_group = np.bincount(code, weights=hits.astype(float)) / np.bincount(code)
+    """Mean over groups (dense codes) of the share of ``hits`` among the group's pairs."""
+    per_group = np.bincount(group, weights=hits.astype(float)) / np.bincount(group)
     return float(np.mean(per_group))
 
 
@@ -157,9 +167,8 @@ def pairwise_accuracy(
     dh, dm, pg = pair_differences(human, metric, groups)
     if dh.size == 0:
         return float("nan"), float("nan")
-    _, code = np.unique(pg, return_inverse=True)
     # Each pair weighs 1 / (pairs in its group × groups): the group mean as one weighted sum.
-    weight = 1.0 / (np.bincount(code)[code] * (int(code.max()) + 1))
+    weight = 1.0 / (np.bincount(pg)[pg] * (int(pg.max()) + 1))
     adm = np.abs(dm)
     concordant = (np.sign(dh) == np.sign(dm)) & (dh != 0) & (dm != 0)
     human_tie = dh == 0
@@ -197,9 +206,8 @@ def pairwise_accuracy_ignore_ties(
         return float("nan")
     concordant = (np.sign(dh) == np.sign(dm)) & (dh != 0) & (dm != 0)
     counted = ~((dh == 0) & (dm != 0))
-    _, code = np.unique(pg, return_inverse=True)
-    num = np.bincount(code, weights=concordant.astype(float))
-    den = np.bincount(code, weights=counted.astype(float))
+    num = np.bincount(pg, weights=concordant.astype(float))
+    den = np.bincount(pg, weights=counted.astype(float))
     with np.errstate(invalid="ignore", divide="ignore"):
         per_group = num / den
     return float(np.nanmean(per_group)) if np.isfinite(per_group).any() else float("nan")

@@ -6,6 +6,7 @@ list of flat records; records carry ``study`` when the input frames have that co
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Mapping, Sequence
 
@@ -154,10 +155,17 @@ def _with_overall(ratings: pd.DataFrame, criteria, overall) -> pd.DataFrame:
     if overall is None or not set(criteria) <= present or overall in present:
         return ratings
     combined = overall_scores(ratings, criteria=criteria, output=overall)
-    both = pd.concat([ratings, combined], ignore_index=True)
-    # Categories differ only in `criterion` (the new name); re-encode the columns concat
-    # turned back into objects.
-    return _categorical(both)
+    if isinstance(ratings["criterion"].dtype, pd.CategoricalDtype):
+        # Give both parts the same categories so concat keeps the column categorical
+        # (re-encoding 1.5 M strings afterwards costs more than the statistic).
+        crit = ratings["criterion"].cat.add_categories([overall])
+        # Keep categories sorted, so groups come out in the same order as elsewhere.
+        with contextlib.suppress(TypeError):
+            crit = crit.cat.reorder_categories(sorted(crit.cat.categories))
+        ratings = ratings.assign(criterion=crit)
+        combined["criterion"] = pd.Categorical(combined["criterion"],
+                                               categories=crit.cat.categories)
+    return _categorical(pd.concat([ratings, combined], ignore_index=True))
 
 
 def _study_sections(ratings, rankings, scores, gold, *, n_boot, n_perm, seed, ci, criteria,

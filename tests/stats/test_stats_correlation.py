@@ -82,6 +82,8 @@ def test_pairwise_accuracy_matches_brute_force(seed):
     groups = np.repeat(np.arange(5), 5)
     assert pairwise_accuracy(h, m, groups=groups) == pytest.approx(
         _brute_acc(h, m, groups), abs=1e-12)
+    labels = np.array([f"prompt {g}" for g in groups])  # any hashable labels work too
+    assert pairwise_accuracy(h, m, groups=labels) == pairwise_accuracy(h, m, groups=groups)
     acc, eps = pairwise_accuracy(h, m)
     assert tau_23(h, m) == pytest.approx((2 * acc - 1, eps), abs=1e-12)
 
