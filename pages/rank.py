@@ -57,13 +57,13 @@ def controls(rs: ranking.RankSet) -> None:
                                   args=(study, rater_id))
 
 
-def key_bindings() -> dict[str, tuple[str, int]]:
+def key_bindings() -> dict[str, tuple[str, int, bool]]:
     picks = widgets.widget_css("rank_pick_")
-    keys = {str(slot % 10): (picks, slot - 1) for slot in range(1, 11)}
+    keys = {str(slot % 10): (picks, slot - 1, True) for slot in range(1, 11)}
     for k, button in (("u", "rank_undo"), ("r", "rank_reset"), ("s", "rank_skip_btn"),
                       ("Enter", "rank_submit")):
-        keys[k] = (widgets.widget_css(button), 0)
-    keys["t"] = (widgets.widget_css(rk.TIE, "label"), 0)
+        keys[k] = (widgets.widget_css(button), 0, True)
+    keys["t"] = (widgets.widget_css(rk.TIE, "label"), 0, True)
     return keys
 
 

@@ -21,23 +21,26 @@ def level_label(criterion, value: float) -> str:
     return f"{hint}{value:g} · {level.label}"
 
 
-def choices(item: rating.Item) -> None:
-    for criterion in rubric.criteria:
-        st.radio(
-            f"**{criterion.key}** — {criterion.name}", list(criterion.values), index=None,
-            format_func=lambda v, c=criterion: level_label(c, v),
-            captions=[lv.description for lv in criterion.levels], horizontal=True,
-            key=rs.choice_key(criterion.key), help=criterion.definition)
+def choices(editing: bool) -> None:
+    # One form: choosing a level changes nothing on the server; only the submit runs.
+    with st.form("rate_form", border=False, enter_to_submit=False):
+        for criterion in rubric.criteria:
+            st.radio(
+                f"**{criterion.key}** — {criterion.name}", list(criterion.values), index=None,
+                format_func=lambda v, c=criterion: level_label(c, v),
+                captions=[lv.description for lv in criterion.levels], horizontal=True,
+                key=rs.choice_key(criterion.key), help=criterion.definition)
+        st.form_submit_button("Save changes ⏎" if editing else "Submit ⏎", type="primary",
+                              key="rate_submit", on_click=rs.submit,
+                              args=(study, rater_id, rubric))
 
 
-def actions(item: rating.Item, editing: bool) -> None:
-    c1, c2, c3, c4, c5 = st.columns(5)
-    c1.button("Save changes ⏎" if editing else "Submit ⏎", type="primary", key="rate_submit",
-              on_click=rs.submit, args=(study, rater_id, rubric))
-    c2.button("Skip [S]", key="rate_skip_btn", on_click=rs.start_skip)
-    c3.button("Flag [F]", key="rate_flag", on_click=rs.flag, args=(study, rater_id))
-    c4.button("Undo last [U]", key="rate_undo", on_click=rs.undo, args=(study, rater_id))
-    if c5.button("Zoom [Z]", key="rate_zoom"):
+def actions(item: rating.Item) -> None:
+    c1, c2, c3, c4 = st.columns(4)
+    c1.button("Skip [S]", key="rate_skip_btn", on_click=rs.start_skip)
+    c2.button("Flag [F]", key="rate_flag", on_click=rs.flag, args=(study, rater_id))
+    c3.button("Undo last [U]", key="rate_undo", on_click=rs.undo, args=(study, rater_id))
+    if c4.button("Zoom [Z]", key="rate_zoom"):
         zoom(item)
 
 
@@ -63,16 +66,16 @@ def skip_form() -> None:
                               args=(study, rater_id))
 
 
-def key_bindings() -> dict[str, tuple[str, int]]:
-    keys: dict[str, tuple[str, int]] = {}
+def key_bindings() -> dict[str, tuple[str, int, bool]]:
+    keys: dict[str, tuple[str, int, bool]] = {}
     for criterion in rubric.criteria:
         radio = widgets.widget_css(rs.choice_key(criterion.key), "[role='radiogroup'] label")
         for i, level in enumerate(criterion.levels):
             if level.key:
-                keys[level.key.lower()] = (radio, i)
+                keys[level.key.lower()] = (radio, i, False)
     for k, button in (("Enter", "rate_submit"), ("s", "rate_skip_btn"), ("f", "rate_flag"),
                       ("u", "rate_undo"), ("z", "rate_zoom")):
-        keys[k] = (widgets.widget_css(button), 0)
+        keys[k] = (widgets.widget_css(button), 0, True)
     return keys
 
 
@@ -101,10 +104,10 @@ def scoring() -> None:
             widgets.show_image(item.source_image, alt="source image")
         if st.button("Rating guide", key="rate_guide", type="tertiary"):
             guide()
-        choices(item)
+        choices(editing)
+        actions(item)
         if st.session_state.get(rs.SKIPPING):
             skip_form()
-        actions(item, editing)
     with right:
         widgets.show_image(item.image_path)
 

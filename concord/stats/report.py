@@ -91,6 +91,7 @@ def full_report(
     overall: str | None = "O",
     levels: Sequence[str] = LEVELS,
     higher_is_better: Mapping[str, bool] | None = None,
+    by_dimension: bool = False,
 ) -> dict:
     """Every statistic of ``concord.stats`` over the tidy frames, as one JSON-ready dict.
 
@@ -107,11 +108,14 @@ def full_report(
         overall: Name of the combined criterion; None to skip it.
         levels: Krippendorff α levels.
         higher_is_better: Direction per metric name (default True).
+        by_dimension: Also add ``"by_dimension": {"human", "agreement"}``: the model
+            scores and per-model agreement of each prompt dimension, each computed exactly
+            as if the ratings held only that dimension (its prompts are the resampling units).
 
     Returns:
         ``{"meta", "human", "agreement": {"study", "model", "raters", "gold"},
         "rankings": {"models", "kendalls_w", "position_bias", "rank_by_position"},
-        "human_vs_metric"}``; floats are plain floats and NaN is None.
+        "human_vs_metric"}`` (+ ``"by_dimension"``); floats are plain floats, NaN is None.
     """
     require_columns(ratings, RATING_COLUMNS, where="full_report")
     for name, frame, cols in (("rankings", rankings, RANKING_COLUMNS),
@@ -124,13 +128,14 @@ def full_report(
         sections = _study_sections(
             _of(ratings, study), _of(rankings, study), _of(scores, study), _of(gold, study),
             n_boot=n_boot, n_perm=n_perm, seed=seed, ci=ci, criteria=criteria,
-            overall=overall, levels=levels, higher_is_better=higher_is_better)
+            overall=overall, levels=levels, higher_is_better=higher_is_better,
+            by_dimension=by_dimension)
         for key, frame in sections.items():
             if frame is not None and not frame.empty:
                 tagged = frame if study is None else frame.assign(study=study)
                 parts.setdefault(key, []).append(tagged)
     out = {k: pd.concat(v, ignore_index=True) for k, v in parts.items()}
-    return {
+    doc = {
         "meta": _meta(ratings, rankings, scores, n_boot=n_boot, n_perm=n_perm, seed=seed,
                       ci=ci, overall=overall, criteria=criteria),
         "human": records(out.get("human")),
@@ -140,6 +145,10 @@ def full_report(
                      for k in ("models", "kendalls_w", "position_bias", "rank_by_position")},
         "human_vs_metric": records(out.get("human_vs_metric")),
     }
+    if by_dimension:
+        doc["by_dimension"] = {k: records(out.get(f"dimension_{k}"))
+                               for k in ("human", "agreement")}
+    return doc
 
 
 def _categorical(frame: pd.DataFrame | None) -> pd.DataFrame | None:
@@ -169,7 +178,8 @@ def _with_overall(ratings: pd.DataFrame, criteria, overall) -> pd.DataFrame:
 
 
 def _study_sections(ratings, rankings, scores, gold, *, n_boot, n_perm, seed, ci, criteria,
-                    overall, levels, higher_is_better) -> dict[str, pd.DataFrame | None]:
+                    overall, levels, higher_is_better,
+                    by_dimension=False) -> dict[str, pd.DataFrame | None]:
     out: dict[str, pd.DataFrame | None] = {}
     has_value = ratings["value"].notna().to_numpy()
     rated = ratings if has_value.all() else ratings[has_value]
@@ -181,6 +191,9 @@ def _study_sections(ratings, rankings, scores, gold, *, n_boot, n_perm, seed, ci
                                                  levels=levels)
         if gold is not None and "image_id" in rated.columns:
             out["agreement_gold"] = gold_accuracy(rated, gold)
+        if by_dimension and "dimension" in rated.columns:
+            out["dimension_human"], out["dimension_agreement"] = _dimension_sections(
+                rated, n_boot=n_boot, ci=ci, seed=seed, levels=levels)
     if rankings is not None and not rankings.empty:
         out.update(_ranking_sections(rankings))
     if scores is not None and not scores.empty:
@@ -188,6 +201,22 @@ def _study_sections(ratings, rankings, scores, gold, *, n_boot, n_perm, seed, ci
             scores, ratings=rated if not rated.empty else None, rankings=rankings,
             higher_is_better=higher_is_better, n_boot=n_boot, n_perm=n_perm, seed=seed, ci=ci)
     return out
+
+
+def _dimension_sections(rated: pd.DataFrame, *, n_boot, ci, seed,
+                        levels) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    # One subset at a time, not one groupby over all: each dimension's CI then resamples
+    # only its own prompts, so these rows equal a report filtered to that dimension.
+    human, agree = [], []
+    dims = rated["dimension"]
+    for dim in sorted(dims.dropna().unique().tolist(), key=str):
+        sub = rated[(dims == dim).to_numpy()]
+        human.append(model_scores(sub, n_boot=n_boot, ci=ci, seed=seed).assign(dimension=dim))
+        agree.append(agreement_table(sub, by=("model", "criterion"),
+                                     levels=levels).assign(dimension=dim))
+    if not human:
+        return None, None
+    return pd.concat(human, ignore_index=True), pd.concat(agree, ignore_index=True)
 
 
 def _study_agreement(rated: pd.DataFrame, levels) -> tuple[pd.DataFrame, pd.DataFrame]:

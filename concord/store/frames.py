@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
+from collections.abc import Iterator
+
+import numpy as np
 import pandas as pd
 from sqlite_utils import Database
 
-_RATINGS_SQL = """
-SELECT s.name AS study, p.key AS prompt_id, p.text AS prompt, m.name AS model,
-       i.sample, i.id AS image_id, r.name AS rater, c.criterion, c.value, c.seconds,
-       c.created_at, p.dimension
-FROM current_ratings c
-JOIN images i ON i.id = c.image_id
+# Ratings are read as ids from the ratings table alone and joined to names in pandas: at a
+# million ratings, letting SQLite join, filter revisions (a lookup per row) and sort text
+# took ~6 s; this takes ~1 s, nearly all of it the per-row cost of the sqlite3 module.
+_RATING_ROWS_SQL = (
+    "SELECT image_id, rater_id, criterion, value, seconds, revision{time} FROM ratings"
+    " WHERE study_id = ?"
+)
+_IMAGE_INFO_SQL = """
+SELECT i.id AS image_id, i.sample, i.path, p.id AS prompt_pk, p.key AS prompt_id,
+       p.text AS prompt, p.dimension, p.position, m.id AS model_pk, m.name AS model
+FROM images i
 JOIN prompts p ON p.id = i.prompt_id
 JOIN models m ON m.id = i.model_id
-JOIN raters r ON r.id = c.rater_id
-JOIN studies s ON s.id = c.study_id
-WHERE c.study_id = ?
-ORDER BY p.position, m.id, i.sample, r.name, c.criterion
+WHERE i.study_id = ?
+ORDER BY p.position, p.id, m.id, i.sample
 """
+_TEXT = ("study", "prompt_id", "prompt", "model", "rater", "criterion", "dimension")
 
 _RANKINGS_SQL = """
 SELECT s.name AS study, p.key AS prompt_id, p.text AS prompt, r.name AS rater, k.criterion,
@@ -50,11 +59,133 @@ ORDER BY ms.metric, ms.judge, p.position, m.id, i.sample, q.position
 """
 
 
-def ratings_frame(db: Database, study_id: int) -> pd.DataFrame:
-    """One row per current rating."""
-    df = pd.read_sql_query(_RATINGS_SQL, db.conn, params=[study_id])
-    df["seconds"] = df["seconds"].astype(float)
-    return df
+def ratings_frame(db: Database, study_id: int, *, categorical: bool = False,
+                  times: bool = True) -> pd.DataFrame:
+    """One row per current rating (the latest revision of image × rater × criterion).
+
+    Args:
+        db: The database.
+        study_id: Store id of the study.
+        categorical: Key text columns (study, prompt_id, prompt, model, rater, criterion,
+            dimension) as pandas Categoricals, which ``concord.stats`` groups on directly.
+        times: Include ``created_at`` (the export's ``time``); the statistics never read it.
+
+    Returns:
+        ``study, prompt_id, prompt, model, sample, image_id, rater, criterion, value,
+        seconds, created_at, dimension``, ordered by prompt position, model, sample,
+        rater name and criterion.
+    """
+    rows = _current(_rating_rows(db, study_id, times=times))
+    info = images_frame(db, study_id)
+    at = pd.Index(info["image_id"]).get_indexer(rows["image_id"])
+    rater_codes, rater_names = _rater_codes(db, rows["rater_id"])
+    order = np.lexsort((rows["criterion"].codes, rater_codes, at))  # info is sorted already
+    at = at[order]
+    name = db.execute("SELECT name FROM studies WHERE id = ?", [study_id]).fetchone()
+    out = pd.DataFrame({
+        "study": pd.Categorical.from_codes(np.zeros(len(at), np.int64),
+                                           [name[0] if name else ""]),
+        "prompt_id": _take(info["prompt_id"], at), "prompt": _take(info["prompt"], at),
+        "model": _take(info["model"], at),
+        "sample": info["sample"].to_numpy(dtype=np.int64)[at],
+        "image_id": rows["image_id"][order],
+        "rater": pd.Categorical.from_codes(rater_codes[order], rater_names),
+        "criterion": rows["criterion"][order], "value": rows["value"][order],
+        "seconds": rows["seconds"][order],
+        **({"created_at": rows["created_at"][order]} if times else {}),
+        "dimension": _take(info["dimension"], at),
+    })
+    if categorical:
+        return out
+    return _as_text(out)
+
+
+def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """Categorical text columns as ``str``, as ``pd.read_sql_query`` returns them."""
+    text = [c for c in (*_TEXT, "created_at") if c in frame.columns]
+    if frame.empty:  # an empty query result has object columns
+        return frame.astype(dict.fromkeys(text, object))
+    out = frame.astype(dict.fromkeys(text, "str"))
+    for col in text:
+        if out[col].isna().all():  # a column of NULLs only stays object (None)
+            out[col] = pd.Series([None] * len(out), dtype=object, index=out.index)
+    return out
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    # A million row tuples trigger hundreds of cyclic-GC passes that find nothing to free.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _rating_rows(db: Database, study_id: int, *, times: bool) -> dict[str, np.ndarray]:
+    sql = _RATING_ROWS_SQL.format(time=", created_at" if times else "")
+    with _gc_paused():
+        rows = db.execute(sql, [study_id]).fetchall()
+        cols = list(zip(*rows, strict=True)) if rows else [()] * (7 if times else 6)
+        del rows
+        out = {"image_id": np.array(cols[0], dtype=np.int64),
+               "rater_id": np.array(cols[1], dtype=np.int64),
+               "criterion": pd.Categorical(np.array(cols[2], dtype=object)),
+               "value": np.array(cols[3], dtype=float),  # NULL (an undo) becomes NaN
+               "seconds": np.array(cols[4], dtype=float),
+               "revision": np.array(cols[5], dtype=np.int64)}
+        if times:
+            out["created_at"] = np.array(cols[6], dtype=object)
+    return out
+
+
+def _current(rows: dict) -> dict:
+    """Keep the latest revision of each (image, rater, criterion), then drop undone ones."""
+    n = len(rows["image_id"])
+    keep = np.ones(n, dtype=bool)
+    if n and rows["revision"].max() > 1:
+        keys = (rows["image_id"], rows["rater_id"], rows["criterion"].codes)
+        order = np.lexsort((rows["revision"], *reversed(keys)))
+        last = np.ones(n, dtype=bool)
+        same = np.ones(n - 1, dtype=bool)
+        for key in keys:
+            same &= key[order][1:] == key[order][:-1]
+        last[:-1] = ~same
+        keep = np.zeros(n, dtype=bool)
+        keep[order[last]] = True
+    keep &= ~np.isnan(rows["value"])
+    if keep.all():
+        return rows
+    return {k: v[keep] for k, v in rows.items()}
+
+
+def _rater_codes(db: Database, rater_ids: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Codes of the raters' names (categories sorted by name) per rating."""
+    present = np.unique(rater_ids)
+    names = dict(db.execute("SELECT id, name FROM raters").fetchall())
+    labels = [names[int(r)] for r in present]
+    rank = np.argsort(np.argsort(np.array(labels, dtype=object), kind="stable"))
+    return rank[np.searchsorted(present, rater_ids)], sorted(labels)
+
+
+def _take(column: pd.Series, at: np.ndarray) -> pd.Categorical:
+    codes, uniques = pd.factorize(column, sort=True)
+    return pd.Categorical.from_codes(codes[at], uniques)
+
+
+def images_frame(db: Database, study_id: int) -> pd.DataFrame:
+    """One row per image: ``image_id, sample, path`` (relative to the study root),
+    ``prompt_pk, prompt_id, prompt, dimension, position, model_pk, model``."""
+    return pd.read_sql_query(_IMAGE_INFO_SQL, db.conn, params=[study_id])
+
+
+def metric_judges(db: Database, study_id: int) -> list[tuple[str, str]]:
+    """The (metric, judge) pairs a study has scores for, sorted."""
+    return [tuple(r) for r in db.execute(
+        "SELECT DISTINCT metric, judge FROM metric_scores WHERE study_id = ?"
+        " ORDER BY metric, judge", [study_id]).fetchall()]
 
 
 def rankings_frame(db: Database, study_id: int) -> pd.DataFrame:

@@ -25,31 +25,53 @@ const typing = (t) => t && (t.isContentEditable || t.tagName === 'TEXTAREA' ||
 
 function pump(kb) {
   if (kb.busy || kb.queue.length === 0) return;
+  if (BUSY.has(appState())) {
+    // A run is still updating the page (e.g. resetting the choices for the next
+    // image): a click now could be overwritten by it, so wait for it to end.
+    setTimeout(() => pump(kb), 5);
+    return;
+  }
   const b = kb.queue.shift();
   const el = document.querySelectorAll(b.css)[b.nth || 0];
   if (!el) { pump(kb); return; }
   kb.busy = true;
   el.click();
+  if (!b.rerun) {  // e.g. a choice inside a form: nothing runs on the server
+    // A choice made while the page is still settling can be dropped; check that the
+    // radio took it and click again once if it did not.
+    const input = el.querySelector('input');
+    setTimeout(() => {
+      if (input && !input.checked && !b.retried) {
+        kb.queue.unshift({...b, retried: true});
+      }
+      kb.busy = false;
+      pump(kb);
+    }, 20);
+    return;
+  }
   const t0 = performance.now();
   let ran = false;
   const wait = () => {
     const busy = BUSY.has(appState());
     ran = ran || busy;
     const waited = performance.now() - t0;
-    if ((ran && !busy) || (!ran && waited > 120) || waited > 10000) {
+    // A click that causes no run (a disabled or vanished widget) must not block the queue.
+    if ((ran && !busy) || (!ran && waited > 1000) || waited > 10000) {
       kb.busy = false;
       pump(kb);
     } else {
-      setTimeout(wait, 8);
+      setTimeout(wait, 5);
     }
   };
-  setTimeout(wait, 8);
+  setTimeout(wait, 5);
 }
 
 export default function(component) {
   const kb = window.__concordKeys || (window.__concordKeys = {queue: [], busy: false,
                                                              bindings: {}});
   kb.bindings = component.data.bindings || {};
+  // A marker tests (and curious users) can wait for: keys work from now on.
+  document.documentElement.dataset.concordKeys = 'ready';
   if (!kb.listening) {
     kb.listening = true;
     window.addEventListener('keydown', (e) => {
@@ -65,18 +87,22 @@ export default function(component) {
       pump(kb);
     }, true);
   }
-  return () => { kb.bindings = {}; };
+  return () => {
+    kb.bindings = {};
+    delete document.documentElement.dataset.concordKeys;
+  };
 }
 """
 
 _keys_component = None
 
 
-def keyboard(bindings: dict[str, tuple[str, int]], *, key: str) -> None:
+def keyboard(bindings: dict[str, tuple[str, int, bool]], *, key: str) -> None:
     """Bind single keys to clicks on widgets, anywhere on the page.
 
     ``bindings`` maps a key (lower-case letter or digit, or ``"Enter"``) to a CSS
-    selector and the index of the match to click. A key press is a click on that
+    selector, the index of the match to click, and whether that click makes the app
+    rerun (the next queued key then waits for the run to end). A key press is a click on that
     widget, so keys and mouse go through the same Streamlit widget events (a fast
     typist's keys queue up like fast clicks instead of being lost between reruns).
     Keys typed into text fields are ignored. Widgets are found by the ``st-key-<key>``
@@ -85,7 +111,8 @@ def keyboard(bindings: dict[str, tuple[str, int]], *, key: str) -> None:
     global _keys_component
     if _keys_component is None:
         _keys_component = st.components.v2.component("concord_keys", js=_KEYS_JS)
-    data = {k: {"css": css, "nth": nth} for k, (css, nth) in bindings.items()}
+    data = {k: {"css": css, "nth": nth, "rerun": rerun}
+            for k, (css, nth, rerun) in bindings.items()}
     _keys_component(data={"bindings": data}, key=key)
 
 

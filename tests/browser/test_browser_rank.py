@@ -33,6 +33,7 @@ def server(tmp_path: Path):
 def test_rank_eight_images_with_clicks_and_keys(server, page):
     page.goto(f"{server['url']}/?token={server['token']}")
     page.get_by_text("0 / 2 prompts ranked").wait_for(timeout=30_000)
+    page.locator("html[data-concord-keys='ready']").wait_for(state="attached")
     picks = page.locator("[class*='st-key-rank_pick_'] button")
     picks.nth(7).wait_for(timeout=15_000)
     assert picks.count() == 8

@@ -39,6 +39,7 @@ def progress_text(page) -> str:
 def test_rate_three_images_with_the_keyboard_only(server, page):
     page.goto(f"{server['url']}/?token={server['token']}")
     page.get_by_text("0 / 9 rated").wait_for(timeout=30_000)
+    page.locator("html[data-concord-keys='ready']").wait_for(state="attached")
     for n in range(1, 4):
         page.keyboard.press("3")  # SC = 1
         page.keyboard.press("w")  # PR = 0.5

@@ -1,0 +1,41 @@
+"""Headless Chromium: a researcher signs in and reads the agreement dashboard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from concord.services import report
+from concord.store.db import open_db
+from tests.browser.conftest import start_server, stop
+from tests.test_stats_cli import seed_study
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def server(tmp_path: Path):
+    db_path = tmp_path / "dash.db"
+    db = open_db(db_path)
+    seed_study(db, tmp_path)
+    url, proc = start_server(db_path, tmp_path)
+    yield {"url": url, "db": db}
+    stop(proc)
+    db.close()
+
+
+def test_researcher_sees_leaderboard_and_agreement(server, page):
+    page.goto(server["url"])
+    page.locator('[data-testid="stTextInputField"]').first.fill("letmein")
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_text("Agreement dashboard").first.wait_for(timeout=30_000)
+    page.get_by_text("Best on").wait_for(timeout=30_000)
+    doc = report.study_report(server["db"], "dash")
+    best = max((r for r in doc["human"] if r["criterion"] == "O"), key=lambda r: r["mean"])
+    text = page.locator('[data-testid="stMain"]').inner_text()
+    assert f"{best['model']}, mean {best['mean']:.3f}" in text
+    assert f"{doc['meta']['n_ratings']:,}" in text
+    page.get_by_role("tab", name="Human vs metric").click()
+    page.get_by_text("Spearman ρ [95% CI] per dimension × metric").wait_for(timeout=10_000)
+    assert page.locator('[data-testid="stException"]').count() == 0

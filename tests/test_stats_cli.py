@@ -1,0 +1,208 @@
+"""``python -m concord stats`` and ``concord.services.report`` on small seeded studies."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+from concord.cli import main
+from concord.services import labels, metric_scores, report, studies
+from concord.store import frames
+from concord.store import ratings as rating_store
+from concord.store import studies as study_store
+from concord.store.db import open_db
+from tests.helpers import ROOT, make_folder_study
+
+MODELS = {"alpha": 0.9, "beta": 0.6, "gamma": 0.35, "delta": 0.1}
+RATERS = ("ann", "ben", "cat")
+
+
+def seed_study(db, root: Path, name: str = "dash", *, prompts: int = 6,
+               ratings: bool = True, scores: bool = True) -> Path:
+    """A folder study with SC/PR ratings by 3 raters and vqascore/gned metric values."""
+    manifest = make_folder_study(root / name, prompts=prompts, models=tuple(MODELS), k=3)
+    studies.import_manifest(db, manifest)
+    rnd = random.Random(7)
+    rating_rows = ["prompt_id,model,rater,criterion,value,seconds"]
+    score_rows = ["prompt_id,model,metric,value"]
+    for p in range(prompts):
+        for model, quality in MODELS.items():
+            for rater in RATERS:
+                for crit in ("SC", "PR"):
+                    noisy = quality + rnd.gauss(0, 0.3)
+                    value = min((0, 0.5, 1), key=lambda x, v=noisy: abs(x - v))
+                    rating_rows.append(f"p{p},{model},{rater},{crit},{value},"
+                                       f"{rnd.uniform(2, 9):.2f}")
+            score_rows.append(f"p{p},{model},vqascore,{quality + rnd.gauss(0, 0.2):.4f}")
+            gned = min(1.0, max(0.0, 1 - quality + rnd.gauss(0, 0.2)))
+            score_rows.append(f"p{p},{model},gned,{gned:.4f}")
+    if ratings:
+        (root / f"{name}-ratings.csv").write_text("\n".join(rating_rows) + "\n")
+        labels.import_ratings(db, name, "csv", root / f"{name}-ratings.csv")
+    if scores:
+        (root / f"{name}-scores.csv").write_text("\n".join(score_rows) + "\n")
+        metric_scores.import_scores(db, name, "csv", root / f"{name}-scores.csv")
+    return manifest
+
+
+@pytest.fixture
+def seeded(tmp_path):
+    db_path = tmp_path / "stats.db"
+    db = open_db(db_path)
+    seed_study(db, tmp_path)
+    yield db, db_path
+    db.close()
+
+
+def run_cli(db_path, *args) -> int:
+    return main(["--db", str(db_path), "stats", *args])
+
+
+def json_doc(capsys, db_path, *args) -> dict:
+    assert run_cli(db_path, "--json", "--n-boot", "200", "--n-perm", "200", *args) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_numbers_equal_scipy_and_statsmodels(seeded, capsys):
+    db, db_path = seeded
+    doc = json_doc(capsys, db_path, "--study", "dash")
+    ratings = labels.ratings(db, "dash")
+    # Leaderboard cell: mean of per-rater means, population std across raters.
+    sc = ratings[(ratings.model == "beta") & (ratings.criterion == "SC")]
+    per_rater = sc.groupby("rater")["value"].mean()
+    row = next(r for r in doc["human"] if r["model"] == "beta" and r["criterion"] == "SC")
+    assert row["mean"] == pytest.approx(per_rater.mean(), abs=1e-12)
+    assert row["std"] == pytest.approx(per_rater.std(ddof=0), abs=1e-12)
+    assert row["ci_low"] <= row["mean"] <= row["ci_high"]
+    # Study agreement: Fleiss' kappa from statsmodels on the items × raters table.
+    wide = ratings[ratings.criterion == "SC"].pivot_table(
+        index="image_id", columns="rater", values="value")
+    table, _ = aggregate_raters(wide.to_numpy())
+    agree = next(r for r in doc["agreement"]["study"] if r["criterion"] == "SC")
+    assert agree["fleiss_kappa"] == pytest.approx(fleiss_kappa(table, method="fleiss"))
+    # Item-level human vs metric: scipy on image means of SC against vqascore.
+    scores = metric_scores.scores(db, "dash").query("metric == 'vqascore'")
+    human = ratings[ratings.criterion == "SC"].groupby("image_id")["value"].mean()
+    metric = scores.set_index("image_id")["value"].reindex(human.index)
+    cell = next(r for r in doc["human_vs_metric"] if r["metric"] == "vqascore"
+                and r["human"] == "ratings:SC" and r["dimension"] == "all"
+                and r["level"] == "item")
+    rho, p = sps.spearmanr(human, metric)
+    assert cell["spearman"] == pytest.approx(rho, abs=1e-12)
+    assert cell["spearman_p"] == pytest.approx(p, rel=1e-9)
+    assert cell["kendall_tau_b"] == pytest.approx(sps.kendalltau(human, metric)[0], abs=1e-12)
+    assert cell["pearson"] == pytest.approx(sps.pearsonr(human, metric)[0], abs=1e-12)
+    assert cell["n"] == 24
+
+
+def test_json_sections_directions_and_strict_json(seeded, capsys):
+    _, db_path = seeded
+    doc = json_doc(capsys, db_path, "--study", "dash", "--by-dimension")
+    assert set(doc) == {"meta", "human", "agreement", "rankings", "human_vs_metric",
+                        "benchmarks", "by_dimension"}
+    assert doc["meta"]["study"] == "dash" and doc["meta"]["lower_is_better"] == ["gned"]
+    model = {(r["metric"], r["human"]): r["spearman"] for r in doc["human_vs_metric"]
+             if r["level"] == "model" and r["dimension"] == "all"}
+    # GNED is a distance: it is flipped, so a good metric correlates positively.
+    assert model[("gned", "ratings:O")] > 0.5 and model[("vqascore", "ratings:O")] > 0.5
+    assert {r["dimension"] for r in doc["by_dimension"]["human"]} == {"color", "count"}
+    means = {(r["metric"], r["model"]) for r in doc["benchmarks"]["metric_means"]}
+    assert ("vqascore", "alpha") in means
+    assert doc["benchmarks"]["problems"][0]["benchmark"] == "gned"  # CSV has no recall
+
+
+def test_dimension_filter_equals_by_dimension_rows(seeded, capsys):
+    _, db_path = seeded
+    whole = json_doc(capsys, db_path, "--study", "dash", "--by-dimension")
+    color = json_doc(capsys, db_path, "--study", "dash", "--dimension", "color")
+    assert color["meta"]["dimension"] == "color" and color["meta"]["n_prompts"] == 3
+    by_dim = [{k: v for k, v in r.items() if k != "dimension"}
+              for r in whole["by_dimension"]["human"] if r["dimension"] == "color"]
+    assert by_dim == color["human"]
+    assert {r["dimension"] for r in color["human_vs_metric"]} == {"all", "color"}
+
+
+def test_tables_and_metric_filter(seeded, capsys):
+    _, db_path = seeded
+    assert run_cli(db_path, "--study", "dash", "--metric", "vqascore", "--n-boot", "100",
+                   "--n-perm", "100") == 0
+    out = capsys.readouterr().out
+    for heading in ("== Leaderboard (human scores)", "== Agreement (study)",
+                    "== Human vs metric", "== Metric means per model"):
+        assert heading in out
+    assert "gned" not in out.split("== Human vs metric")[1]
+    assert "[" in out.split("== Leaderboard")[1].splitlines()[2]  # a CI cell
+
+
+def test_ratings_only_and_scores_only_studies(tmp_path, capsys):
+    db_path = tmp_path / "split.db"
+    db = open_db(db_path)
+    seed_study(db, tmp_path, "ronly", scores=False)
+    seed_study(db, tmp_path, "sonly", ratings=False)
+    db.close()
+    ronly = json_doc(capsys, db_path, "--study", "ronly")
+    assert ronly["human"] and ronly["human_vs_metric"] == []
+    assert ronly["benchmarks"]["metric_means"] == []
+    sonly = json_doc(capsys, db_path, "--study", "sonly")
+    assert sonly["human"] == [] and sonly["agreement"]["study"] == []
+    assert len(sonly["benchmarks"]["metric_means"]) == 8
+    assert run_cli(db_path, "--study", "sonly", "--n-boot", "50") == 0
+    assert "Metric means per model" in capsys.readouterr().out
+
+
+def test_errors_are_one_line(seeded, capsys):
+    _, db_path = seeded
+    assert run_cli(db_path, "--study", "nope") == 1
+    err = capsys.readouterr().err.strip()
+    assert err == "error: no study named 'nope' (studies: dash)"
+    assert run_cli(db_path, "--study", "dash", "--metric", "clip") == 1
+    assert "has no metric 'clip' (metrics: gned, vqascore)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        run_cli(db_path, "--study", "dash", "--n-boot", "0")
+
+
+def test_drilldown_rater_quality_and_fast_frames(seeded):
+    db, _ = seeded
+    worst = report.disagreements(db, "dash", "vqascore", n=5)
+    assert len(worst) == 5 and worst[0]["gap"] >= worst[-1]["gap"]
+    assert Path(worst[0]["path"]).is_file() and worst[0]["source"] == "ratings:O"
+    quality = report.rater_quality(db, "dash")
+    assert {(r["rater"], r["criterion"]) for r in quality} == {
+        (r, c) for r in RATERS for c in ("SC", "PR")}
+    assert all(0 < r["modal_share"] <= 1 and r["median_seconds"] > 2 for r in quality)
+    # An edit makes a new revision and an undo (NULL values) hides the rating.
+    study = study_store.get_study(db, "dash")
+    before = frames.ratings_frame(db, study.id)
+    first = before.iloc[0]
+    rater_id = db.execute("SELECT id FROM raters WHERE name = ?", [first.rater]).fetchone()[0]
+    rating_store.insert_rating(db, study.id, int(first.image_id), rater_id, {"SC": 0.5},
+                               submission="edit-1", action="edit", seconds=None)
+    rating_store.insert_rating(db, study.id, int(first.image_id), rater_id, {"PR": None},
+                               submission="undo-1", action="undo", seconds=None)
+    after = frames.ratings_frame(db, study.id)
+    assert len(after) == len(before) - 1
+    mine = after[(after.image_id == first.image_id) & (after.rater == first.rater)]
+    assert mine[["criterion", "value"]].values.tolist() == [["SC", 0.5]]
+    lean = frames.ratings_frame(db, study.id, categorical=True, times=False)
+    assert "created_at" not in lean and lean["model"].dtype == "category"
+    assert np.array_equal(lean["value"].to_numpy(), after["value"].to_numpy())
+
+
+def test_subprocess_help_and_json(seeded):
+    _, db_path = seeded
+    help_text = subprocess.run([sys.executable, "-m", "concord", "stats", "--help"],
+                               cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert "Krippendorff" in help_text and "--dimension" in help_text
+    proc = subprocess.run([sys.executable, "-m", "concord", "--db", str(db_path), "stats",
+                           "--study", "dash", "--json", "--n-boot", "50", "--n-perm", "50"],
+                          cwd=ROOT, capture_output=True, text=True, check=True)
+    doc = json.loads(proc.stdout)
+    assert doc["meta"]["n_ratings"] == 6 * 4 * 3 * 2 and "NaN" not in proc.stdout
