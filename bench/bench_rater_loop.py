@@ -115,12 +115,15 @@ def run_concord(tmp: Path, images: Path, submits: int, browser) -> list[float]:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(f"{url}/?token={invite.url.split('token=')[1]}")
         page.locator('[data-testid="stImage"] img').first.wait_for(timeout=60_000)
+        page.locator("html[data-concord-keys='ready']").wait_for(state="attached")
         times = []
         for n in range(submits):
             page.keyboard.press("3")
             page.keyboard.press("w")
-            page.wait_for_function("() => document.querySelectorAll("
-                                   "'[role=radiogroup] input:checked').length === 2")
+            page.wait_for_function(
+                "() => document.querySelectorAll('[role=radiogroup] input:checked').length === 2"
+                " && document.querySelector('[data-testid=stApp]')"
+                ".getAttribute('data-test-script-state') === 'notRunning'")
             times.append(page.evaluate(MEASURE_JS, ["[class*='st-key-rate_submit'] button",
                                                     '[data-testid="stImage"] img', False]))
             page.get_by_text(f"{n + 1} / ").first.wait_for()

@@ -13,6 +13,7 @@ from concord.importers.images import verify_many
 from concord.importers.manifest import Manifest, load_manifest
 from concord.importers.tables import TableError, read_records
 from concord.plan import GoldSpec, ImageSpec, PromptSpec, StudyPlan
+from concord.rubrics import list_rubrics
 
 READERS: dict[str, Callable[[Manifest], folders.Layout]] = {
     "folder": folders.read_folder,
@@ -62,10 +63,6 @@ def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
 
 
 def _check_rubric(m: Manifest) -> list[Problem]:
-    try:
-        from concord.rubrics import list_rubrics
-    except ImportError:  # rubric support not installed in this build
-        return []
     known = list_rubrics()
     if m.rubric is not None and m.rubric not in known:
         return [Problem(str(m.path), f"unknown rubric {m.rubric!r} (rubrics: "

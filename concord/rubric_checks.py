@@ -1,0 +1,261 @@
+"""Checking rubric files: every problem found, each naming the file and the key path.
+
+Split from :mod:`concord.rubrics` (the data model and loading) to keep both small.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from concord.errors import ConcordError
+
+RESERVED_KEYS = ("Enter", "S", "F", "U", "Z")  # submit, skip, flag, undo, zoom
+DEFAULT_KEY_ROWS = ("1234567890", "qwertyiop")  # by criterion position; "u" is reserved
+PROTOCOLS = ("score", "rank")
+COMBINE_METHODS = ("geometric_mean", "arithmetic_mean")
+
+
+# kind -> (required keys, optional keys). Keys in _TEXT must hold non-empty strings.
+_SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "score": (
+        ("id", "title", "task", "source", "scale", "criteria"),
+        ("protocol", "inputs", "guide", "combine", "notes"),
+    ),
+    "rank": (
+        ("id", "title", "task", "source", "protocol", "criteria"),
+        ("inputs", "guide", "notes"),
+    ),
+    "source": (("title",), ("url", "arxiv", "lineage", "notes")),
+    "criterion": (("key", "name", "definition", "levels"), ("keys",)),
+    "rank_criterion": (("key", "name", "definition"), ()),
+    "level": (("value", "label", "description"), ()),
+    "combine": (("method", "criteria"), ("description",)),
+}
+_RANK = frozenset({"scale", "combine", "levels", "keys"})  # score-only keys
+_NOT_TEXT = {"source", "scale", "criteria", "protocol", "inputs", "combine", "levels", "keys"}
+_TEXT = {k for req, opt in _SPECS.values() for k in req + opt} - _NOT_TEXT - {"value", "method"}
+
+
+@dataclass(frozen=True)
+class RubricProblem:
+    """One thing wrong in a rubric file: the file, the key path inside it, and what."""
+
+    path: Path
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        try:
+            shown = str(self.path.resolve().relative_to(Path.cwd()))
+        except ValueError:
+            shown = str(self.path)
+        return f"{shown}: {self.key}: {self.message}" if self.key else f"{shown}: {self.message}"
+
+
+class RubricError(ConcordError, ValueError):
+    """A rubric file that cannot be used; ``problems`` lists everything found."""
+
+    def __init__(self, problems: list[RubricProblem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class RubricRootError(RubricError, TypeError):
+    """The YAML document is not a mapping (also a ``TypeError``)."""
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A SafeLoader that rejects a key given twice in one mapping (PyYAML keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        keys = [self.construct_object(key_node, deep=deep) for key_node, _ in node.value]
+        for i, key in enumerate(keys):
+            if key in keys[:i]:
+                mark = node.value[i][0].start_mark
+                raise yaml.constructor.ConstructorError(None, None, f"key {key!r} twice", mark)
+        return super().construct_mapping(node, deep=deep)
+
+
+def parse(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"rubric file not found: {path.resolve()}") from None
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as e:
+        raise RubricError([RubricProblem(path, "", f"invalid YAML: {_one_line(e)}")]) from e
+    if not isinstance(data, dict):
+        kind = "an empty file" if data is None else type(data).__name__
+        raise RubricRootError([RubricProblem(path, "", f"the root must be a mapping, got {kind}")])
+    return data
+
+
+def _one_line(error: yaml.YAMLError) -> str:
+    """A YAML error as one line: what is wrong and where (PyYAML's own text spans lines)."""
+    if not isinstance(error, yaml.MarkedYAMLError):
+        return " ".join(str(error).split())
+    mark = error.problem_mark
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+    return "; ".join(part for part in (error.context, error.problem) if part) + where
+
+
+class _Problems(list[RubricProblem]):
+    """The problems of one file."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+    def add(self, key: str, message: str) -> None:
+        self.append(RubricProblem(self.path, key, message))
+
+    def mapping(self, where: str, data: Any, kind: str) -> bool:
+        """Check the shape of the mapping at ``where`` against ``_SPECS[kind]``."""
+        if not isinstance(data, Mapping):
+            self.add(where, f"must be a mapping, got {data!r}")
+            return False
+        required, optional = _SPECS[kind]
+        at = f"{where}." if where else ""
+        rank = kind.startswith("rank")
+        for key in required:
+            if key not in data:
+                self.add(f"{at}{key}", "missing required key")
+        for key, value in data.items():
+            if key not in required + optional:
+                why = "not allowed when protocol is rank" if rank and key in _RANK else "unknown"
+                self.add(f"{at}{key}", f"{why} (allowed: {', '.join(required + optional)})")
+            elif key in _TEXT and (not isinstance(value, str) or not value.strip()):
+                self.add(f"{at}{key}", f"must be a non-empty string, got {value!r}")
+        return True
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check(data: Mapping[str, Any], path: Path) -> list[RubricProblem]:
+    out = _Problems(path)
+    protocol = data.get("protocol", "score")
+    if protocol not in PROTOCOLS:
+        out.add("protocol", f"{protocol!r} is not one of {list(PROTOCOLS)}")
+        protocol = "score"
+    rank = protocol == "rank"
+    out.mapping("", data, protocol)
+    if "id" in data and data["id"] != path.stem:
+        out.add("id", f"{data['id']!r} does not match the file name {path.stem!r}")
+    inputs = data.get("inputs", [])
+    if not isinstance(inputs, list) or not all(isinstance(v, str) and v for v in inputs):
+        out.add("inputs", f"must be a list of non-empty strings, got {inputs!r}")
+    if "source" in data:
+        out.mapping("source", data["source"], "source")
+    scale = None if rank or "scale" not in data else _check_scale(out, data["scale"])
+    criteria = data.get("criteria")
+    if "criteria" in data and (not isinstance(criteria, list) or not criteria):
+        out.add("criteria", f"must be a non-empty list, got {criteria!r}")
+    elif criteria:
+        _check_criteria(out, criteria, scale, rank)
+    if "combine" in data and not rank and out.mapping("combine", data["combine"], "combine"):
+        _check_combine(out, data["combine"], criteria if isinstance(criteria, list) else [])
+    return list(out)
+
+
+def _check_scale(out: _Problems, scale: Any) -> list[float] | None:
+    """Report scale problems; return the scale if its levels can be checked against it."""
+    if not isinstance(scale, list) or not scale:
+        out.add("scale", f"must be a non-empty list of numbers, got {scale!r}")
+        return None
+    bad = [i for i, value in enumerate(scale) if not _is_number(value)]
+    for i in bad:
+        out.add(f"scale[{i}]", f"{scale[i]!r} is not a number")
+    if not bad and any(b <= a for a, b in pairwise(scale)):
+        out.add("scale", f"{scale} is not strictly increasing")
+    return None if bad else scale
+
+
+def _check_criteria(
+    out: _Problems, criteria: list[Any], scale: list[float] | None, rank: bool
+) -> None:
+    seen: dict[str, int] = {}
+    used: dict[str, str] = {}  # casefolded keyboard key -> where it is bound
+    for i, criterion in enumerate(criteria):
+        where = f"criteria[{i}]"
+        if not out.mapping(where, criterion, "rank_criterion" if rank else "criterion"):
+            continue
+        key = criterion.get("key")
+        if isinstance(key, str) and key in seen:
+            out.add(f"{where}.key", f"duplicate criterion key {key!r} (also criteria[{seen[key]}])")
+        elif isinstance(key, str):
+            seen[key] = i
+        if not rank and "levels" in criterion:
+            _check_levels(out, where, criterion["levels"], scale)
+        if not rank and scale is not None:
+            _check_keyboard(out, where, criterion, keys_of(criterion, i, len(scale)), used)
+
+
+def _check_levels(out: _Problems, where: str, levels: Any, scale: list[float] | None) -> None:
+    if not isinstance(levels, list):
+        out.add(f"{where}.levels", f"must be a list with one level per scale value, got {levels!r}")
+        return
+    found: dict[float, int] = {}
+    for j, level in enumerate(levels):
+        at = f"{where}.levels[{j}]"
+        if not out.mapping(at, level, "level") or scale is None or "value" not in level:
+            continue
+        value = level["value"]
+        if not _is_number(value) or value not in scale:
+            out.add(f"{at}.value", f"{value!r} is not in scale {scale}")
+        elif value in found:
+            out.add(f"{at}.value", f"{value!r} has two levels (also levels[{found[value]}])")
+        else:
+            found[value] = j
+    missing = [value for value in scale or [] if value not in found]
+    if missing:
+        out.add(f"{where}.levels", f"no level for scale value(s) {missing} (scale {scale})")
+
+
+def keys_of(criterion: Mapping[str, Any], index: int, count: int) -> list[Any]:
+    """The explicit ``keys`` of a criterion, or the default row for its position (maybe [])."""
+    if "keys" in criterion:
+        return criterion["keys"] if isinstance(criterion["keys"], list) else [criterion["keys"]]
+    row = DEFAULT_KEY_ROWS[index] if index < len(DEFAULT_KEY_ROWS) else ""
+    return list(row[:count]) if count <= len(row) else []
+
+
+def _check_keyboard(
+    out: _Problems, where: str, criterion: Mapping[str, Any], keys: list[Any], used: dict[str, str]
+) -> None:
+    explicit = "keys" in criterion
+    if (
+        explicit
+        and isinstance(criterion.get("levels"), list)
+        and len(keys) != len(criterion["levels"])
+    ):
+        out.add(f"{where}.keys", f"needs one key per level, got {len(keys)}: {keys!r}")
+    reserved = {key.casefold() for key in RESERVED_KEYS}
+    for j, key in enumerate(keys):
+        at = f"{where}.keys[{j}]" if explicit else f"{where}.keys (default {key!r})"
+        if not isinstance(key, str) or not key.strip():
+            out.add(at, f"must be a non-empty string, got {key!r}")
+        elif key.casefold() in reserved:
+            out.add(at, f"{key!r} is reserved by the app ({', '.join(RESERVED_KEYS)})")
+        elif key.casefold() in used:
+            out.add(at, f"{key!r} is already bound to {used[key.casefold()]}")
+        else:
+            used[key.casefold()] = at
+
+
+def _check_combine(out: _Problems, combine: Mapping[str, Any], criteria: list[Any]) -> None:
+    if "method" in combine and combine["method"] not in COMBINE_METHODS:
+        out.add("combine.method", f"{combine['method']!r} is not one of {list(COMBINE_METHODS)}")
+    known = [c.get("key") for c in criteria if isinstance(c, Mapping)]
+    keys = combine.get("criteria", known)
+    if not isinstance(keys, list) or not keys or any(key not in known for key in keys):
+        out.add("combine.criteria", f"must list criterion keys from {known}, got {keys!r}")
