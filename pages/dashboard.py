@@ -102,7 +102,8 @@ with tabs[3]:
         pick = worst[labels_.index(st.selectbox("Metric", labels_, key="dash_worst"))]
         st.caption(f"Images ranked most differently by humans ({pick['images'][0]['source']})"
                    " and the metric (percentile ranks, 1 = best; gap = |difference|).")
-        st.dataframe(view.table(pick["images"]), hide_index=True, width="stretch")
+        st.dataframe(view.table(pick["images"], view.DISAGREEMENT_COLUMNS), hide_index=True,
+                     width="stretch")
         shown = [r for r in pick["images"] if r["path"]][:8]
         for row_start in range(0, len(shown), 4):
             for col, item in zip(st.columns(4), shown[row_start:row_start + 4], strict=False):

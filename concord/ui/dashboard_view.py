@@ -21,6 +21,9 @@ from concord.services import labels, report
 from concord.store.db import open_db
 
 ALL = "All"
+DISAGREEMENT_COLUMNS = ["model", "prompt_id", "prompt", "human", "metric", "human_rank",
+                        "metric_rank", "gap", "n_raters", "dimension", "sample", "image_id",
+                        "path"]
 _CRITERIA_FIRST = ("O", "SC", "PR")
 
 
@@ -93,7 +96,7 @@ def ci_chart(board: pd.DataFrame, criterion: str) -> alt.Chart:
         x="mean:Q", tooltip=["model", alt.Tooltip("mean:Q", format=".3f"),
                              alt.Tooltip("ci_low:Q", format=".3f"),
                              alt.Tooltip("ci_high:Q", format=".3f"), "n_raters", "n_images"])
-    return (bars + points).properties(height=max(120, 28 * len(order)))
+    return (bars + points).properties(height=max(160, 36 * len(order)))
 
 
 def table(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
@@ -132,7 +135,7 @@ def table7(corr: pd.DataFrame) -> pd.DataFrame:
     shown = corr.assign(cell=corr.apply(cell, axis=1))
     wide = shown.pivot_table(index="dimension", columns="metric_label", values="cell",
                              aggfunc="first")
-    order = ["all"] + sorted(d for d in wide.index if d != "all")
+    order = ["all", *sorted(d for d in wide.index if d != "all")]
     return wide.reindex([d for d in order if d in wide.index])
 
 
@@ -140,7 +143,8 @@ def heatmap(corr: pd.DataFrame) -> alt.Chart:
     """Spearman ρ per dimension × metric, diverging colours around 0."""
     df = corr[["dimension", "metric_label", "spearman", "n"]].copy()
     df["rho"] = df["spearman"].round(3)
-    base = alt.Chart(df).encode(x=alt.X("metric_label:N", title="metric"),
+    base = alt.Chart(df).encode(x=alt.X("metric_label:N", title="metric",
+                                        axis=alt.Axis(labelAngle=0)),
                                 y=alt.Y("dimension:N", title="dimension"))
     rect = base.mark_rect().encode(
         color=alt.Color("spearman:Q", scale=alt.Scale(scheme="redblue", domain=[-1, 1]),
