@@ -10,12 +10,12 @@ from dataclasses import dataclass
 
 from sqlite_utils import Database
 
-from concord.errors import AuthError, NotFoundError
+from concord.errors import AuthError, NotFoundError, RatingError
 from concord.rubrics import Rubric, load_rubric_by_id
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
 from concord.store import work
-from concord.store.db import now
+from concord.store.db import now, transaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,3 +91,16 @@ def require(condition: bool, message: str) -> None:
     """Raise NotFoundError unless ``condition`` (an item that is not the rater's)."""
     if not condition:
         raise NotFoundError(message)
+
+
+def skip_item(db: Database, study_name: str, rater_id: int, unit: str, item_id: int,
+              reason: str) -> None:
+    """Skip an image or a ranking set with a reason; it is not served to this rater again."""
+    if not reason.strip():
+        raise RatingError("give a reason for skipping")
+    study = member_study(db, study_name, rater_id)
+    with transaction(db):
+        require(work.get_assignment(db, study.id, rater_id, unit, item_id) is not None,
+                f"{unit} {item_id} was never given to you")
+        work.add_mark(db, study.id, rater_id, unit, item_id, "skip", reason.strip())
+        work.close(db, study.id, rater_id, unit, item_id, "skipped")

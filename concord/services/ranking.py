@@ -141,15 +141,7 @@ def submit(db: Database, study_name: str, rater_id: int, rank_set: RankSet,
 
 def skip(db: Database, study_name: str, rater_id: int, prompt_id: int, reason: str) -> None:
     """Skip a ranking set with a reason."""
-    if not reason.strip():
-        raise RatingError("give a reason for skipping")
-    study = common.member_study(db, study_name, rater_id)
-    with transaction(db):
-        common.require(work.get_assignment(db, study.id, rater_id, UNIT, prompt_id) is not None,
-                       f"prompt {prompt_id} was never given to you")
-        work.add_mark(db, study.id, rater_id, UNIT, prompt_id, "skip", reason.strip())
-        work.close(db, study.id, rater_id, UNIT, prompt_id, "skipped")
-
+    common.skip_item(db, study_name, rater_id, UNIT, prompt_id, reason)
 
 def undo_last(db: Database, study_name: str, rater_id: int) -> int | None:
     """Retract the rater's last new ranking and re-open that prompt."""

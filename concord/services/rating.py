@@ -131,15 +131,7 @@ def submit(db: Database, study_name: str, rater_id: int, image_id: int,
 
 def skip(db: Database, study_name: str, rater_id: int, image_id: int, reason: str) -> None:
     """Skip an image with a reason; it is not served to this rater again."""
-    if not reason.strip():
-        raise RatingError("give a reason for skipping")
-    study = common.member_study(db, study_name, rater_id)
-    with transaction(db):
-        common.require(work.get_assignment(db, study.id, rater_id, UNIT, image_id) is not None,
-                       f"image {image_id} was never given to you")
-        work.add_mark(db, study.id, rater_id, UNIT, image_id, "skip", reason.strip())
-        work.close(db, study.id, rater_id, UNIT, image_id, "skipped")
-
+    common.skip_item(db, study_name, rater_id, UNIT, image_id, reason)
 
 def flag(db: Database, study_name: str, rater_id: int, image_id: int, note: str = "") -> None:
     """Flag an image for the researcher (broken, offensive…); the item stays open."""
