@@ -31,6 +31,9 @@ from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, _free_port, _wait_he
 # In-page timer: click the submit button, resolve when a new image is decoded and shown.
 MEASURE_JS = """
 async ([submitCss, imgCss, detail]) => {
+  while (!document.querySelector(submitCss)) {  // the page may still be settling
+    await new Promise((r) => setTimeout(r, 5));
+  }
   const oldSrc = document.querySelector(imgCss)?.getAttribute('src');
   const t0 = performance.now();
   let tSrc = null;

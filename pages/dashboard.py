@@ -3,7 +3,6 @@
 import streamlit as st
 
 from concord.services import report
-from concord.store.frames import data_version
 from concord.ui import dashboard_view as view
 from concord.ui import session
 
@@ -16,7 +15,7 @@ if study is None:
     st.info("No study yet: import one on the Studies page or with `python -m concord import`.")
     st.stop()
 
-version = data_version(db)
+version = report.data_version(db)
 opts = view.options(db_path, study, version)
 left, right = st.columns(2)
 dimension = left.selectbox("Dimension", [view.ALL, *opts["dimensions"]], key="dash_dimension")
@@ -48,7 +47,8 @@ tabs = st.tabs(["Leaderboard", "Agreement", "Human vs metric", "Disagreements", 
 with tabs[0]:
     criteria = view.criteria(doc)
     if not criteria:
-        st.info("No human ratings yet.")
+        st.info("No ratings yet" + ("; the ranking leaderboard is on the Rankings tab."
+                                    if doc["rankings"]["models"] else "."))
     else:
         crit = st.radio("Criterion", criteria, horizontal=True, key="dash_criterion")
         board = view.leaderboard(doc, crit)
@@ -135,11 +135,14 @@ with tabs[5]:
 with tabs[6]:
     bench = doc["benchmarks"]
     shown_any = False
+    if bench["tiif_summary"]:
+        st.subheader("TIIF-Bench overall")
+        st.dataframe(view.tiif_overall(bench["tiif_summary"]), width="stretch")
     for key, title in (("metric_means", "Metric means per model"), ("paircomp", "PairComp"),
                        ("geneval2_totals", "GenEval 2 (×100)"),
                        ("geneval2_by_skill", "GenEval 2 Soft-TIFA per skill"),
                        ("geneval2_by_atomicity", "GenEval 2 Soft-TIFA GM per atom count"),
-                       ("tiif_summary", "TIIF-Bench"), ("gned", "GNED (lower is better)"),
+                       ("tiif_summary", "TIIF-Bench groups"), ("gned", "GNED (lower is better)"),
                        ("consistency", "Paraphrase consistency"),
                        ("problems", "Not computed")):
         if bench[key]:

@@ -9,12 +9,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats as sps
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from concord.cli import main
 from concord.services import labels, metric_scores, report, studies
+from concord.stats.benchmarks.stored import benchmark_tables, image_scores
 from concord.store import frames
 from concord.store import ratings as rating_store
 from concord.store import studies as study_store
@@ -196,6 +198,24 @@ def test_drilldown_rater_quality_and_fast_frames(seeded):
     assert np.array_equal(lean["value"].to_numpy(), after["value"].to_numpy())
 
 
+def test_ratings_frame_exact_values_and_chunks(seeded, monkeypatch):
+    db, _ = seeded
+    study = study_store.get_study(db, "dash")
+    image_id = int(frames.ratings_frame(db, study.id)["image_id"].iloc[-1])
+    rater_id = db.execute("INSERT INTO raters (name, created_at) VALUES ('odd', 'x')").lastrowid
+    # SQLite prints REALs with 15 digits; the frame must still hold the stored doubles.
+    rating_store.insert_rating(db, study.id, image_id, rater_id, {"SC": 0.1 + 0.2},
+                               submission="odd-1", action="rate", seconds=1 / 3)
+    whole = frames.ratings_frame(db, study.id)
+    odd = whole[whole.rater == "odd"].iloc[0]
+    assert odd["value"] == 0.1 + 0.2 and abs(odd["seconds"] - 1 / 3) < 1e-14
+    monkeypatch.setattr(frames, "_CHUNK_IDS", 7)  # many id chunks, some of them empty
+    chunked = frames.ratings_frame(db, study.id)
+    assert whole.equals(chunked)
+    empty = study_store.get_study(db, "dash").id + 100
+    assert frames.ratings_frame(db, empty).empty
+
+
 def test_subprocess_help_and_json(seeded):
     _, db_path = seeded
     help_text = subprocess.run([sys.executable, "-m", "concord", "stats", "--help"],
@@ -206,3 +226,89 @@ def test_subprocess_help_and_json(seeded):
                           cwd=ROOT, capture_output=True, text=True, check=True)
     doc = json.loads(proc.stdout)
     assert doc["meta"]["n_ratings"] == 6 * 4 * 3 * 2 and "NaN" not in proc.stdout
+
+
+# ------------------------------------------------ benchmarks of stored scores (no database)
+
+def stored_rows(rows: list[dict]) -> pd.DataFrame:
+    """Rows shaped like ``frames.scores_frame``; unspecified columns get defaults."""
+    base = {"study": "b", "sample": 0, "judge": "", "question_id": "", "error": None,
+            "dimension": None, "variant": None, "atom_count": None, "paraphrase_group": None,
+            "benchmark": None, "prompt_meta": "{}", "skill": None, "answer": None,
+            "details": "{}"}
+    out = pd.DataFrame([{**base, **r} for r in rows])
+    out["image_id"] = pd.factorize(out["prompt_id"] + "|" + out["model"] + "|"
+                                   + out["sample"].astype(str))[0]
+    return out
+
+
+def test_stored_benchmarks_paircomp_geneval2_tiif_gned_consistency():
+    rows = []
+    for model, base in (("m1", 0.8), ("m2", 0.4)):
+        for pair, cat in ((0, "Color"), (1, "Counting")):
+            for cap in (0, 1):
+                for sample in (0, 1):
+                    rows.append({"prompt_id": f"pc{pair}-{cap}", "model": model,
+                                 "sample": sample, "metric": "paircomp", "dimension": cat,
+                                 "value": base - 0.1 * cap + 0.05 * sample,
+                                 "prompt_meta": json.dumps({"pair": pair, "caption": cap})})
+        for p, atoms in ((0, 3), (1, 4)):
+            rows.append({"prompt_id": f"g{p}", "model": model, "metric": "soft-tifa",
+                         "value": base})
+            rows += [{"prompt_id": f"g{p}", "model": model, "metric": "soft-tifa",
+                      "question_id": str(q), "value": base / (q + 1), "skill": skill,
+                      "atom_count": atoms}
+                     for q, skill in enumerate(("object", "count"))]
+            rows += [{"prompt_id": f"t{p}/short", "model": model, "metric": "tiif",
+                      "judge": "qwen", "question_id": str(q), "value": 0.9,
+                      "dimension": "text", "variant": "short",
+                      "details": json.dumps({"correct": bool((q + p) % 2) or model == "m1"})}
+                     for q in range(2)]
+            rows.append({"prompt_id": f"o{p}", "model": model, "metric": "gned",
+                         "variant": "long", "value": 1 - base,
+                         "details": json.dumps({"recall": base})})
+            for k in range(3):
+                rows.append({"prompt_id": f"c{p}-{k}", "model": model, "metric": "vqascore",
+                             "value": base + 0.01 * k * (p + 1), "paraphrase_group": f"s{p}",
+                             "dimension": ("abstract", "realistic")[p]})
+    tables = benchmark_tables(stored_rows(rows))
+    pc = tables["paircomp"].set_index(["model", "category"])
+    assert pc.loc[("m1", "Color"), "arithmetic"] == pytest.approx(0.8 - 0.05 + 0.025)
+    assert pc.loc[("m2", "Average"), "n_categories"] == 2
+    totals = tables["geneval2_totals"].set_index(["model", "method"])["score"]
+    assert totals[("m1", "soft_tifa_am")] == pytest.approx(100 * (0.8 + 0.4) / 2)
+    assert totals[("m1", "soft_tifa_gm")] == pytest.approx(100 * np.sqrt(0.8 * 0.4))
+    assert set(tables["geneval2_by_skill"]["skill"]) == {"object", "count"}
+    assert set(tables["geneval2_by_atomicity"]["atom_count"]) == {3, 4}
+    acc = tables["tiif_accuracy"].set_index("model")["accuracy"]
+    assert (acc["m1"], acc["m2"]) == (1.0, 0.5)
+    summary = tables["tiif_summary"]
+    overall = summary[(summary.group == "Overall") & (summary.model == "m2")]["score"]
+    assert overall.iloc[0] == 0.5 and set(summary["judge"]) == {"qwen"}
+    gned = tables["gned"].set_index("model")
+    assert gned.loc["m1", "gned"] == pytest.approx(0.2) and gned.loc["m1", "recall"] == 0.8
+    cons = tables["consistency"].set_index("model")
+    assert cons.loc["m1", "S_a"] == pytest.approx(np.std([0.8, 0.81, 0.82], ddof=1))
+    assert cons.loc["m1", "S_final"] == pytest.approx(
+        np.std([0.8, 0.82, 0.84], ddof=1) - np.std([0.8, 0.81, 0.82], ddof=1))
+    assert "problems" not in tables
+    means = tables["metric_means"].set_index(["metric", "model"])["mean"]
+    assert means[("tiif", "m1")] == pytest.approx(0.9)  # image value = mean of questions
+
+
+def test_stored_benchmarks_report_problems_and_image_scores():
+    rows = [{"prompt_id": "p0", "model": "m", "sample": s, "metric": "paircomp",
+             "dimension": "Color", "value": 0.5,
+             "prompt_meta": json.dumps({"pair": 0, "caption": 0})} for s in (0, 1)]
+    rows += [{"prompt_id": "q", "model": "m", "metric": "tiif", "value": 0.5},
+             {"prompt_id": "q", "model": "m", "metric": "tiif", "question_id": "0",
+              "value": 0.9, "details": json.dumps({"correct": True})}]
+    frame = stored_rows(rows)
+    tables = benchmark_tables(frame)
+    problems = tables["problems"].set_index("benchmark")["message"]
+    assert "each pair needs 4 images" in problems["paircomp"]
+    assert "no dimension or no short/long variant" in problems["tiif"]
+    images = image_scores(frame)
+    # The image row (accuracy 0.5) wins over the question's P(yes) 0.9.
+    assert images.loc[images.metric == "tiif", "value"].tolist() == [0.5]
+    assert benchmark_tables(frame.iloc[:0]) == {}

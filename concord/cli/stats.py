@@ -133,11 +133,17 @@ def print_report(doc: dict) -> None:
     """Print the report's sections as aligned tables (only sections with rows)."""
     meta = doc["meta"]
     filters = ", ".join(f"{k} {meta[k]}" for k in ("dimension", "metric") if meta.get(k))
-    print(f"Study {meta['study']}{f' ({filters})' if filters else ''}: {meta['n_ratings']} "
-          f"ratings by {meta['n_raters']} raters, {meta['n_models']} models, "
-          f"{meta['n_prompts']} prompts; {meta['n_rankings_rows']} ranked images; "
-          f"{meta['n_scores']} metric values ({', '.join(meta['metrics']) or 'none'}); "
-          f"CIs: {meta['n_boot']} prompt-bootstrap resamples, seed {meta['seed']}")
+    parts = []
+    if meta["n_ratings"]:
+        parts.append(f"{meta['n_ratings']} ratings by {meta['n_raters']} raters "
+                     f"({meta['n_models']} models, {meta['n_prompts']} prompts)")
+    if meta["n_rankings_rows"]:
+        parts.append(f"{meta['n_rankings_rows']} ranked images")
+    if meta["n_scores"]:
+        parts.append(f"{meta['n_scores']} metric values ({', '.join(meta['metrics'])})")
+    print(f"Study {meta['study']}{f' ({filters})' if filters else ''}: "
+          f"{'; '.join(parts) or 'nothing to summarise'}. CIs: {meta['n_boot']} "
+          f"prompt-bootstrap resamples, seed {meta['seed']}.")
     if not (doc["human"] or doc["rankings"]["models"] or doc["benchmarks"]["metric_means"]):
         print("\nNo ratings, rankings or metric scores yet: invite raters, import ratings "
               "(import-ratings) or score images (python -m concord score).")

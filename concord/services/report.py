@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from sqlite_utils import Database
 
-from concord.errors import ConcordError
+from concord.errors import NotFoundError
 from concord.stats import full_report, gold_accuracy, overall_scores
 from concord.stats import rater_quality as leave_one_out_table
 from concord.stats.benchmarks.stored import SECTIONS, benchmark_tables, image_scores
@@ -46,6 +46,11 @@ class StudyFrames:
     gold: pd.DataFrame | None
 
 
+def data_version(db: Database) -> tuple[str, ...]:
+    """A fingerprint that changes with every rating, ranking or score (the cache key)."""
+    return frames.data_version(db)
+
+
 def study_names(db: Database) -> list[str]:
     """Every study, oldest first."""
     return study_store.list_study_names(db)
@@ -61,7 +66,7 @@ def filter_options(db: Database, study_name: str) -> dict[str, list]:
 
 def _check_choice(value: str | None, known: list[str], what: str, study: str) -> None:
     if value is not None and value not in known:
-        raise ConcordError(f"study {study!r} has no {what} {value!r} "
+        raise NotFoundError(f"study {study!r} has no {what} {value!r} "
                            f"({what}s: {', '.join(known) or 'none'})")
 
 
@@ -70,8 +75,7 @@ def load_frames(db: Database, study_name: str, *, dimension: str | None = None,
     """The study's ratings, rankings, metric scores and gold, filtered.
 
     Raises:
-        NotFoundError: No such study.
-        ConcordError: ``dimension`` or ``metric`` that the study does not have.
+        NotFoundError: No such study, or a ``dimension``/``metric`` it does not have.
     """
     study = study_store.get_study(db, study_name)
     options = filter_options(db, study_name)
@@ -112,8 +116,7 @@ def study_report(db: Database, study_name: str, *, n_boot: int = 1000, n_perm: i
         names the study and the filters. Sections without data are empty, not errors.
 
     Raises:
-        NotFoundError: No such study.
-        ConcordError: A dimension or metric the study does not have.
+        NotFoundError: No such study, or a dimension or metric it does not have.
     """
     data = load_frames(db, study_name, dimension=dimension, metric=metric)
     return report_of(data, study_name, n_boot=n_boot, n_perm=n_perm, seed=seed,
@@ -143,13 +146,17 @@ def dashboard(db: Database, study_name: str, *, dimension: str | None = None,
 
     Returns:
         ``{"report": study_report, "raters": rater_quality, "disagreements": [{metric,
-        judge, images: disagreements}]}`` (disagreements per metric × judge shown).
+        judge, images: disagreements}]}`` (per metric × judge, default human criterion).
     """
     data = load_frames(db, study_name, dimension=dimension, metric=metric)
-    pairs = data.scores[["metric", "judge"]].drop_duplicates().sort_values(["metric", "judge"])
-    worst = [{"metric": m, "judge": j,
-              "images": _disagreements(db, study_name, data, m, j, n, None)}
-             for m, j in pairs.itertuples(index=False)]
+    human, source = _human_items(data, None)
+    values = image_scores(data.scores)
+    info = _image_info(db, study_name) if not (human.empty or values.empty) else None
+    worst = []
+    for (m, j), part in (values.groupby(["metric", "judge"], sort=True)
+                         if info is not None else ()):
+        worst.append({"metric": m, "judge": j,
+                      "images": _disagreements(human, source, part, info, m, n)})
     return {"report": report_of(data, study_name, n_boot=n_boot, n_perm=n_boot, seed=0,
                                 dimension=dimension, metric=metric),
             "raters": _rater_quality(data), "disagreements": worst}
@@ -205,16 +212,16 @@ def disagreements(db: Database, study_name: str, metric: str, judge: str = "", n
         metric_rank, gap, n_raters, source``.
     """
     data = load_frames(db, study_name, dimension=dimension, metric=metric)
-    return _disagreements(db, study_name, data, metric, judge, n, criterion)
-
-
-def _disagreements(db: Database, study_name: str, data: StudyFrames, metric: str, judge: str,
-                   n: int, criterion: str | None) -> list[dict]:
     human, source = _human_items(data, criterion)
-    scores = data.scores[(data.scores["metric"] == metric) & (data.scores["judge"] == judge)]
+    scores = data.scores[data.scores["judge"] == judge]
     values = image_scores(scores)
     if human.empty or values.empty:
         return []
+    return _disagreements(human, source, values, _image_info(db, study_name), metric, n)
+
+
+def _disagreements(human: pd.DataFrame, source: str, values: pd.DataFrame,
+                   info: pd.DataFrame, metric: str, n: int) -> list[dict]:
     both = human.merge(values[["image_id", "value"]].rename(columns={"value": "metric"}),
                        on="image_id").dropna(subset=["human", "metric"])
     sign = 1.0 if higher_is_better(metric) else -1.0
@@ -222,18 +229,20 @@ def _disagreements(db: Database, study_name: str, data: StudyFrames, metric: str
     both["metric_rank"] = (sign * both["metric"]).rank(ascending=False, pct=True)
     both["gap"] = (both["human_rank"] - both["metric_rank"]).abs()
     top = both.sort_values(["gap", "image_id"], ascending=[False, True]).head(n)
-    return records(_with_image_info(db, study_name, top).assign(source=source))
+    cols = ["image_id", "prompt_id", "prompt", "model", "sample", "dimension", "path"]
+    out = top.merge(info[cols], on="image_id", how="left")[
+        [*cols, "human", "metric", "human_rank", "metric_rank", "gap", "n_raters"]]
+    return records(out.assign(source=source))
 
 
-def _with_image_info(db: Database, study_name: str, items: pd.DataFrame) -> pd.DataFrame:
+def _image_info(db: Database, study_name: str) -> pd.DataFrame:
+    """The study's images with absolute paths (None for an image without a file)."""
     study = study_store.get_study(db, study_name)
     info = frames.images_frame(db, study.id)
     root = Path(study.root) if study.root else None
     info["path"] = [str(root / p) if root and isinstance(p, str) and p else None
                     for p in info["path"]]
-    cols = ["image_id", "prompt_id", "prompt", "model", "sample", "dimension", "path"]
-    return items.merge(info[cols], on="image_id", how="left")[
-        [*cols, "human", "metric", "human_rank", "metric_rank", "gap", "n_raters"]]
+    return info
 
 
 def rater_quality(db: Database, study_name: str) -> list[dict]:
@@ -253,13 +262,15 @@ def _rater_quality(data: StudyFrames) -> list[dict]:
     ratings = data.ratings.astype({"rater": str, "criterion": str})
     if ratings.empty:
         return []
-    grouped = ratings.groupby(["rater", "criterion"], sort=True)
-    table = grouped.agg(n_ratings=("value", "size"), median_seconds=("seconds", "median"),
-                        std=("value", "std"))
-    modes = grouped["value"].agg(lambda v: v.value_counts().index[0]).rename("modal_value")
-    share = grouped["value"].agg(lambda v: v.value_counts().iloc[0] / len(v))
-    table = table.join(modes).assign(modal_share=share,
-                                     zero_variance=(table["std"] == 0).to_numpy())
+    keys = ["rater", "criterion"]
+    table = ratings.groupby(keys, sort=True).agg(
+        n_ratings=("value", "size"), median_seconds=("seconds", "median"), std=("value", "std"))
+    # The most common value of each rater (ties: the lowest value) and its share.
+    counts = ratings.groupby([*keys, "value"]).size().rename("count").reset_index()
+    top = counts.sort_values([*keys, "count", "value"], ascending=[True, True, False, True])
+    top = top.drop_duplicates(keys).set_index(keys)
+    table = table.assign(modal_value=top["value"], modal_share=top["count"] / table["n_ratings"],
+                         zero_variance=table["std"] == 0)
     loo = leave_one_out_table(ratings).rename(
         columns={"spearman": "loo_spearman", "pearson": "loo_pearson"})
     table = table.reset_index().drop(columns="std").merge(

@@ -177,6 +177,15 @@ def scatter(points: pd.DataFrame, criterion: str, metric: str) -> alt.Chart:
             + base.mark_text(align="left", dx=7).encode(text="model:N"))
 
 
+def tiif_overall(rows: list[dict]) -> pd.DataFrame:
+    """TIIF-Bench Overall per model (rows) × judge and prompt length (columns), best first."""
+    df = pd.DataFrame([r for r in rows if r["group"] == "Overall"])
+    df["column"] = [metric_label(f"{m} {v}", j) for m, v, j in
+                    zip(df["metric"], df["variant"], df["judge"], strict=True)]
+    wide = df.pivot_table(index="model", columns="column", values="score", aggfunc="first")
+    return wide.sort_values(wide.columns[0], ascending=False)
+
+
 def position_chart(rows: list[dict]) -> alt.Chart:
     """Mean rank per display slot (a flat line = no position bias)."""
     return alt.Chart(pd.DataFrame(rows)).mark_line(point=True).encode(

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from concord.services import report
+from concord.services import metric_scores, ranking, report
+from concord.store import items
+from concord.store import raters as rater_store
 from tests.app.conftest import APP
 from tests.test_stats_cli import seed_study
 
@@ -74,3 +76,27 @@ def test_dashboard_filters_and_empty_study(app_env, tmp_path):
     at.radio(key="dash_level").set_value("item").run()
     assert not at.exception
     assert list(table7(at).index) == ["all", "count"]
+
+
+def test_dashboard_of_a_ranking_study(app_env, tmp_path):
+    db = app_env["db"]
+    quality = {"alpha": 0, "beta": 1, "gamma": 2}  # alpha best
+    for name in ("ann", "ben"):
+        rater_id = rater_store.get_rater(db, name).id
+        while (rank_set := ranking.next_set(db, "ui", rater_id)) is not None:
+            by_model = {items.image(db, im.image_id).model: im.image_id
+                        for im in rank_set.images}
+            groups = [[by_model[m]] for m in sorted(quality, key=quality.get)]
+            ranking.submit(db, "ui", rater_id, rank_set, groups)
+    scores = tmp_path / "ui-scores.csv"
+    scores.write_text("prompt_id,model,metric,value\n" + "".join(
+        f"p{p},{m},vqascore,{1 - q / 3 + p / 100}\n" for p in range(3)
+        for m, q in quality.items()))
+    metric_scores.import_scores(db, "ui", "csv", scores)
+    at = researcher_dashboard()
+    assert not at.exception
+    ranks = next(f for f in frame_values(at) if "mean_rank" in f.columns and "model" in f)
+    assert ranks[ranks.dimension == "all"].sort_values("mean_rank")["model"].tolist() == [
+        "alpha", "beta", "gamma"]
+    assert at.selectbox(key="dash_human").options == ["rankings:overall"]
+    assert table7(at).loc["all", "vqascore"].startswith("1.000")

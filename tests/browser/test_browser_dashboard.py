@@ -33,9 +33,11 @@ def test_researcher_sees_leaderboard_and_agreement(server, page):
     page.get_by_text("Best on").wait_for(timeout=30_000)
     doc = report.study_report(server["db"], "dash")
     best = max((r for r in doc["human"] if r["criterion"] == "O"), key=lambda r: r["mean"])
-    text = page.locator('[data-testid="stMain"]').inner_text()
-    assert f"{best['model']}, mean {best['mean']:.3f}" in text
-    assert f"{doc['meta']['n_ratings']:,}" in text
+    # Streamlit may still be replacing elements of the first run: wait for each text.
+    page.get_by_text(f"{best['model']}, mean {best['mean']:.3f}").wait_for(timeout=10_000)
+    metric = page.locator('[data-testid="stMetricValue"]').first
+    metric.wait_for(timeout=10_000)
+    assert metric.inner_text() == f"{doc['meta']['n_ratings']:,}"
     page.get_by_role("tab", name="Human vs metric").click()
     page.get_by_text("Spearman ρ [95% CI] per dimension × metric").wait_for(timeout=10_000)
     assert page.locator('[data-testid="stException"]').count() == 0
