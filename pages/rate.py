@@ -110,6 +110,7 @@ def scoring() -> None:
             skip_form()
     with right:
         widgets.show_image(item.image_path)
+    widgets.preload(rating.preload_path(session.db(), study, rater_id, item.image_id))
 
 
 st.title(f"Rate images · {study}")

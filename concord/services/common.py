@@ -64,13 +64,30 @@ def pick_next(db: Database, study: study_store.Study, rater_id: int, unit: str) 
     current = work.open_assignment(db, study.id, rater_id, unit)
     if current is not None:
         return current.item_id
+    best = _best_candidate(db, study, rater_id, unit)
+    if best is not None:
+        work.claim(db, study.id, rater_id, unit, best)
+    return best
+
+
+def _best_candidate(db: Database, study: study_store.Study, rater_id: int,
+                    unit: str) -> int | None:
+    """Least-covered item first, then the rater's own shuffled order."""
     cands = work.candidates(db, study.id, rater_id, unit, study.k)
     if not cands:
         return None
     seed = int(study.settings.get("seed", 0))
-    best = min(cands, key=lambda c: (c.coverage, order_key(seed, rater_id, c.item_id)))
-    work.claim(db, study.id, rater_id, unit, best.item_id)
-    return best.item_id
+    return min(cands, key=lambda c: (c.coverage, order_key(seed, rater_id, c.item_id))).item_id
+
+
+def peek_next(db: Database, study: study_store.Study, rater_id: int, unit: str,
+              current: int) -> int | None:
+    """The item the rater will most likely get after ``current`` (nothing is claimed).
+
+    Used only to preload the next image; being wrong costs one wasted download.
+    """
+    others = [i for i in work.open_items(db, study.id, rater_id, unit) if i != current]
+    return others[0] if others else _best_candidate(db, study, rater_id, unit)
 
 
 def progress(db: Database, study: study_store.Study, rater_id: int, unit: str) -> Progress:

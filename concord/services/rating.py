@@ -157,6 +157,16 @@ def undo_last(db: Database, study_name: str, rater_id: int) -> int | None:
     return image_id
 
 
+def preload_path(db: Database, study_name: str, rater_id: int, current: int) -> Path | None:
+    """The file of the image most likely shown after ``current`` (for the browser to preload)."""
+    study = common.member_study(db, study_name, rater_id)
+    nxt = common.peek_next(db, study, rater_id, UNIT, current)
+    if nxt is None:
+        return None
+    row = items.image(db, nxt)
+    return Path(study.root or ".") / row.path if row.path else None
+
+
 def progress(db: Database, study_name: str, rater_id: int) -> common.Progress:
     """Done / assigned for the progress bar."""
     study = common.member_study(db, study_name, rater_id)

@@ -43,6 +43,13 @@ def open_assignment(db: Database, study_id: int, rater_id: int, unit: str) -> As
     return Assignment(*row) if row else None
 
 
+def open_items(db: Database, study_id: int, rater_id: int, unit: str) -> list[int]:
+    """Items a rater has open, most recently opened first."""
+    return [r[0] for r in db.execute(
+        "SELECT item_id FROM assignments WHERE study_id = ? AND rater_id = ? AND unit = ? AND"
+        " status = 'open' ORDER BY opened_at DESC, id DESC", [study_id, rater_id, unit])]
+
+
 def get_assignment(db: Database, study_id: int, rater_id: int, unit: str,
                    item_id: int) -> Assignment | None:
     """The assignment of one item to one rater, if it was ever served."""

@@ -72,6 +72,16 @@ export default function(component) {
   kb.bindings = component.data.bindings || {};
   // A marker tests (and curious users) can wait for: keys work from now on.
   document.documentElement.dataset.concordKeys = 'ready';
+  if (!kb.observing) {
+    // Decode the preloaded next image ahead of time, so showing it is a paint only.
+    kb.observing = true;
+    new MutationObserver(() => {
+      document.querySelectorAll('.st-key-concord_preload img').forEach((img) => {
+        if (!img.dataset.decoded) { img.dataset.decoded = '1'; img.decode().catch(() => {}); }
+      });
+    }).observe(document.body, {childList: true, subtree: true, attributes: true,
+                               attributeFilter: ['src']});
+  }
   if (!kb.listening) {
     kb.listening = true;
     window.addEventListener('keydown', (e) => {
@@ -144,3 +154,20 @@ def show_image(path: Path, *, alt: str = "image to rate") -> None:
     # A numeric width at least the image's own keeps Streamlit from resampling it.
     shown: int | str = "stretch" if pixels <= _STREAMLIT_MAX_WIDTH else pixels
     st.image(data, output_format=fmt, width=shown, alt=alt)
+
+
+_PRELOAD_CSS = ("<style>.st-key-concord_preload{position:fixed;left:-10000px;top:0;"
+                "width:64px;height:64px;overflow:hidden;pointer-events:none}</style>")
+
+
+def preload(path: Path | None) -> None:
+    """Send the image shown next ahead of time, off screen (the browser caches and decodes it).
+
+    Streamlit names media by content, so when that image comes up its URL is the same and
+    the browser shows it from memory instead of downloading and decoding it then.
+    """
+    st.html(_PRELOAD_CSS)
+    with st.container(key="concord_preload"):
+        if path is not None and path.is_file():
+            data, fmt, _ = image_payload(path)
+            st.image(data, output_format=fmt, alt="")

@@ -63,7 +63,7 @@ def test_invite_link_signs_in_and_shows_an_image(app_env):
     at = rater_app(app_env["tokens"]["ann"])
     assert not at.exception
     assert [r.key for r in at.radio] == ["rate_SC", "rate_PR"]
-    assert len(at.get("image")) == 1
+    assert len(at.get("image")) == 2  # the image to rate, and the next one preloaded
     assert "0 / 9 rated" in at.get("progress")[0].proto.text
 
 
