@@ -4,6 +4,7 @@ import streamlit as st
 
 from concord.ui import session, signin
 
+session.warm_up_research_pages()
 st.title("Concord")
 st.write(
     "Human ratings for text-to-image models, and how well automatic metrics agree with them."

@@ -12,7 +12,6 @@ from typing import Any
 
 from concord.cli.common import db_for, print_table
 from concord.config import Settings
-from concord.services import report
 
 DESCRIPTION = (
     "Leaderboard of human scores with prompt-bootstrap CIs (mean of per-rater means, std "
@@ -54,6 +53,10 @@ def _positive(text: str) -> int:
 
 
 def _stats(args: argparse.Namespace, settings: Settings) -> int:
+    # Imported here: scipy/statsmodels take a second to load, and every other command
+    # (and --help) should not pay for them.
+    from concord.services import report
+
     db = db_for(settings)
     doc = report.study_report(db, args.study, n_boot=args.n_boot, n_perm=args.n_perm,
                               seed=args.seed, dimension=args.dimension, metric=args.metric,

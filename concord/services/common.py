@@ -52,7 +52,8 @@ def member_study(db: Database, study_name: str, rater_id: int) -> study_store.St
 
 
 def order_key(seed: int, rater_id: int, item_id: int) -> str:
-    """A per-rater pseudo-random order of items that is stable across requests."""
+    """A per-rater pseudo-random order of a few items (the ranking grid), stable across
+    requests."""
     return hashlib.sha256(f"{seed}:{rater_id}:{item_id}".encode()).hexdigest()
 
 
@@ -73,11 +74,9 @@ def pick_next(db: Database, study: study_store.Study, rater_id: int, unit: str) 
 def _best_candidate(db: Database, study: study_store.Study, rater_id: int,
                     unit: str) -> int | None:
     """Least-covered item first, then the rater's own shuffled order."""
-    cands = work.candidates(db, study.id, rater_id, unit, study.k)
-    if not cands:
-        return None
     seed = int(study.settings.get("seed", 0))
-    return min(cands, key=lambda c: (c.coverage, order_key(seed, rater_id, c.item_id))).item_id
+    best = work.candidates(db, study.id, rater_id, unit, study.k, seed=seed, limit=1)
+    return best[0].item_id if best else None
 
 
 def peek_next(db: Database, study: study_store.Study, rater_id: int, unit: str,
@@ -93,7 +92,7 @@ def peek_next(db: Database, study: study_store.Study, rater_id: int, unit: str,
 def progress(db: Database, study: study_store.Study, rater_id: int, unit: str) -> Progress:
     """Done, skipped and assigned (done + skipped + open + still available) counts."""
     counts = work.status_counts(db, study.id, rater_id, unit)
-    available = len(work.candidates(db, study.id, rater_id, unit, study.k))
+    available = work.count_candidates(db, study.id, rater_id, unit, study.k)
     assigned = counts["done"] + counts["skipped"] + counts["open"] + available
     return Progress(counts["done"], counts["skipped"], assigned)
 

@@ -60,31 +60,67 @@ def get_assignment(db: Database, study_id: int, rater_id: int, unit: str,
     return Assignment(*row) if row else None
 
 
-def candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int) -> list[Candidate]:
-    """Items this rater has never been served whose coverage is below ``k`` (gold: always).
+# A per-rater permutation of item ids computed inside SQLite, so the next item is found
+# with ORDER BY ... LIMIT instead of ranking every candidate in Python: for a prime P,
+# x -> (x + c) * m mod P is a bijection for any m in [1, P-1], and c and m depend on the
+# rater and the study's seed. Every product stays below 2**62 (SQLite integers are 64-bit).
+_P = 2_147_483_647
+
+
+def order_params(seed: int, rater_id: int) -> tuple[int, int]:
+    """(c, m) of the rater's permutation (see :func:`order_value`)."""
+    c = (seed * 1_000_003 + rater_id * 7_919) % _P
+    m = 1 + (rater_id * 2_654_435_761 + seed * 40_503 + 12_345) % (_P - 1)
+    return c, m
+
+
+def order_value(seed: int, rater_id: int, item_id: int) -> int:
+    """The rater's pseudo-random position of an item (smaller comes first)."""
+    c, m = order_params(seed, rater_id)
+    return ((item_id + c) % _P) * m % _P
+
+
+def _candidate_sql(unit: str, select: str, tail: str) -> str:
+    if unit == "image":
+        items = ("SELECT i.id AS item_id, EXISTS (SELECT 1 FROM gold g WHERE g.image_id = i.id)"
+                 " AS gold FROM images i WHERE i.study_id = :study AND i.path IS NOT NULL")
+    elif unit == "prompt":
+        items = ("SELECT p.id AS item_id, 0 AS gold FROM prompts p WHERE p.study_id = :study"
+                 " AND p.rank_set = 1 AND (SELECT COUNT(*) FROM images i WHERE"
+                 " i.prompt_id = p.id AND i.path IS NOT NULL) >= 2")
+    else:
+        raise ValueError(f"unknown unit {unit!r} (image or prompt)")
+    return (
+        "WITH cov AS (SELECT item_id, COUNT(*) AS n FROM assignments WHERE study_id = :study"
+        " AND unit = :unit AND status IN ('open', 'done') GROUP BY item_id)"
+        f" SELECT {select} FROM ({items}) it LEFT JOIN cov ON cov.item_id = it.item_id"
+        " WHERE NOT EXISTS (SELECT 1 FROM assignments a WHERE a.study_id = :study AND"
+        " a.rater_id = :rater AND a.unit = :unit AND a.item_id = it.item_id)"
+        f" AND (it.gold OR COALESCE(cov.n, 0) < :k){tail}"
+    )
+
+
+def candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int, *,
+               seed: int = 0, limit: int = 1) -> list[Candidate]:
+    """The next items for this rater, best first: never served to them, coverage below
+    ``k`` (gold items always), least covered first, then the rater's own shuffled order.
 
     Coverage counts open and done assignments of other raters, so two raters asking at
     the same moment do not both take the last open slot of an image.
     """
-    if unit == "image":
-        items = ("SELECT i.id AS item_id, EXISTS (SELECT 1 FROM gold g WHERE g.image_id = i.id)"
-                 " AS gold FROM images i WHERE i.study_id = ? AND i.path IS NOT NULL")
-    else:
-        items = ("SELECT p.id AS item_id, 0 AS gold FROM prompts p WHERE p.study_id = ?"
-                 " AND p.rank_set = 1 AND (SELECT COUNT(*) FROM images i WHERE"
-                 " i.prompt_id = p.id AND i.path IS NOT NULL) >= 2")
-    sql = (
-        f"WITH items AS ({items}),"
-        " cov AS (SELECT item_id, COUNT(*) AS n FROM assignments WHERE study_id = ? AND unit = ?"
-        " AND status IN ('open', 'done') GROUP BY item_id),"
-        " mine AS (SELECT item_id FROM assignments WHERE study_id = ? AND unit = ?"
-        " AND rater_id = ?)"
-        " SELECT items.item_id, COALESCE(cov.n, 0) AS coverage, items.gold FROM items"
-        " LEFT JOIN cov USING (item_id) WHERE items.item_id NOT IN (SELECT item_id FROM mine)"
-        " AND (items.gold OR COALESCE(cov.n, 0) < ?)"
-    )
-    params = [study_id, study_id, unit, study_id, unit, rater_id, k]
+    c, m = order_params(seed, rater_id)
+    sql = _candidate_sql(unit, "it.item_id, COALESCE(cov.n, 0) AS coverage, it.gold",
+                         " ORDER BY coverage, ((it.item_id + :c) % :p) * :m % :p LIMIT :limit")
+    params = {"study": study_id, "unit": unit, "rater": rater_id, "k": k, "c": c, "m": m,
+              "p": _P, "limit": limit}
     return [Candidate(r[0], r[1], bool(r[2])) for r in db.execute(sql, params).fetchall()]
+
+
+def count_candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int) -> int:
+    """How many items this rater could still be given."""
+    sql = _candidate_sql(unit, "COUNT(*)", "")
+    params = {"study": study_id, "unit": unit, "rater": rater_id, "k": k}
+    return int(db.execute(sql, params).fetchone()[0])
 
 
 def claim(db: Database, study_id: int, rater_id: int, unit: str, item_id: int) -> Assignment:

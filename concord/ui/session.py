@@ -6,7 +6,9 @@ This is the only place (with the other ``concord.ui`` modules) that touches
 
 from __future__ import annotations
 
+import importlib
 import os
+import threading
 from typing import Any
 
 import streamlit as st
@@ -103,3 +105,23 @@ def admin_configured_secret() -> str | None:
     except Exception:
         # No secrets.toml at all raises a Streamlit-specific error: treat as "not set".
         return None
+
+
+_WARM = threading.Event()
+
+
+def warm_up_research_pages() -> None:
+    """Import the statistics stack in the background, once per server process.
+
+    scipy, statsmodels and altair take over a second to import; starting while a
+    researcher types the secret keeps that out of the dashboard's first render.
+    """
+    if _WARM.is_set():
+        return
+    _WARM.set()
+
+    def load() -> None:
+        for name in ("concord.services.report", "altair"):
+            importlib.import_module(name)
+
+    threading.Thread(target=load, name="concord-warm-up", daemon=True).start()
