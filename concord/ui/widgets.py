@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import streamlit as st
 from PIL import Image
+
+logger = logging.getLogger(__name__)
 
 # Streamlit downsizes images wider than this when the width is not a number.
 _STREAMLIT_MAX_WIDTH = 1460
@@ -150,7 +153,13 @@ def show_image(path: Path, *, alt: str = "image to rate") -> None:
 
     The browser scales it to the column; the bytes it receives are the original file's.
     """
-    data, fmt, pixels = image_payload(path)
+    try:
+        data, fmt, pixels = image_payload(path)
+    except OSError:
+        # The message of the error would show the path, and the path names the model.
+        logger.exception("image file could not be read")
+        st.error("This image could not be loaded. Please skip it (S) and tell the researcher.")
+        return
     # A numeric width at least the image's own keeps Streamlit from resampling it.
     shown: int | str = "stretch" if pixels <= _STREAMLIT_MAX_WIDTH else pixels
     st.image(data, output_format=fmt, width=shown, alt=alt)

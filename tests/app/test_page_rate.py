@@ -162,3 +162,15 @@ def test_page_text_never_names_a_model(app_env):
     text = repr(at.main) + repr(at.sidebar)
     for model in ("alpha", "beta", "gamma"):
         assert model not in text
+
+
+def test_missing_image_file_shows_a_blind_message(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    item = at.session_state["rate_item"]
+    item.image_path.unlink()
+    at.run()
+    assert not at.exception
+    assert any("could not be loaded" in e.value for e in at.error)
+    text = repr(at.main)
+    for model in ("alpha", "beta", "gamma"):
+        assert model not in text
