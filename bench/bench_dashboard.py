@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 MODELS, RATERS, DIMENSIONS, CRITERIA = 8, 25, 5, ("SC", "PR")
 
 
-def _setup(db, sid: int, n_prompts: int, stamp: str) -> None:
+def setup_study(db, sid: int, n_prompts: int, stamp: str) -> None:
+    """Models, prompts, images and raters of a seeded study (shared with bench_export)."""
     ex = db.conn.executemany
     ex("INSERT INTO models (id, study_id, name) VALUES (?, ?, ?)",
        [(m + 1, sid, f"model_{m}") for m in range(MODELS)])
@@ -67,7 +68,7 @@ def seed(db, n_prompts: int, rng: np.random.Generator) -> int:
         sid = db.execute("INSERT INTO studies (name, protocol, rubric, settings, created_at)"
                          " VALUES ('bench', 'score', 'imagenhub-released', '{}', ?)",
                          [stamp]).lastrowid
-        _setup(db, sid, n_prompts, stamp)
+        setup_study(db, sid, n_prompts, stamp)
         noisy = latent[:, None, None] + rng.normal(0, 1, (n_images, RATERS, len(CRITERIA)))
         values = np.clip(np.round(noisy / 2 + 0.5) / 2, 0, 1)
         seconds = rng.gamma(2.0, 4.0, size=(n_images, RATERS)).round(3)

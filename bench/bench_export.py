@@ -25,11 +25,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.bench_dashboard import CRITERIA, MODELS, RATERS, setup_study
 from concord.services import labels
 from concord.store import open_db, transaction
 from concord.store.db import now
-
-MODELS, RATERS, CRITERIA = 8, 25, ("SC", "PR")
 
 
 def seed(db, n_prompts: int, rng: np.random.Generator) -> int:
@@ -40,21 +39,8 @@ def seed(db, n_prompts: int, rng: np.random.Generator) -> int:
                          " VALUES ('bench', 'score', 'imagenhub-text-to-image', '{}', ?)",
                          [stamp])
         sid = cur.lastrowid
+        setup_study(db, sid, n_prompts, stamp)
         ex = db.conn.executemany
-        ex("INSERT INTO models (id, study_id, name) VALUES (?, ?, ?)",
-           [(m + 1, sid, f"model_{m}") for m in range(MODELS)])
-        ex("INSERT INTO prompts (id, study_id, key, text, dimension, position)"
-           " VALUES (?, ?, ?, ?, ?, ?)",
-           [(p + 1, sid, f"p{p:05d}", f"a photo of object {p}, style {p % 7}", f"dim{p % 5}", p)
-            for p in range(n_prompts)])
-        ex("INSERT INTO images (id, study_id, prompt_id, model_id, sample, public_id)"
-           " VALUES (?, ?, ?, ?, 0, ?)",
-           [(p * MODELS + m + 1, sid, p + 1, m + 1, f"img{p}-{m}")
-            for p in range(n_prompts) for m in range(MODELS)])
-        ex("INSERT INTO raters (id, name, created_at) VALUES (?, ?, ?)",
-           [(r + 1, f"rater_{r:02d}", stamp) for r in range(RATERS)])
-        ex("INSERT INTO study_raters (study_id, rater_id, added_at) VALUES (?, ?, ?)",
-           [(sid, r + 1, stamp) for r in range(RATERS)])
         n_images = n_prompts * MODELS
         values = rng.choice([0.0, 0.5, 1.0, 2.0], size=(n_images, RATERS, len(CRITERIA)))
         seconds = rng.gamma(2.0, 4.0, size=(n_images, RATERS)).round(3)
