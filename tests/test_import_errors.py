@@ -530,3 +530,14 @@ def test_good_import_after_a_failed_one(db, study):
 def test_mistyped_manifest_values(db, study, key, value):
     study.write_text(study.read_text() + f"{key}: {value}\n")
     assert import_fails(db, study).problems[0].field == key
+
+
+def test_source_image_that_is_not_an_image(tmp_path, db):
+    root = tmp_path / "src"
+    manifest = make_folder_study(root, prompts=1, models=("m1",))
+    (root / "images" / "inputs").mkdir()
+    (root / "images" / "inputs" / "p0.png").write_text("not an image")
+    (root / "prompts.csv").write_text("prompt_id,prompt,source_image\np0,edit it,inputs/p0.png\n")
+    text = problem_text(import_fails(db, manifest))
+    assert "inputs/p0.png" in text
+    assert "source_image" in text

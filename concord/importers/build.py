@@ -45,6 +45,7 @@ def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
     if bar is not None:
         bar.close()
     problems += bad
+    problems += _check_sources(m, layout.prompts)
     images = [
         ImageSpec(key, model, sample, i.rel_path, i.sha256, i.bytes, i.width, i.height)
         for key, model, sample, f in layout.files
@@ -60,6 +61,13 @@ def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
     return StudyPlan(name=m.name, protocol=m.protocol, rubric=m.rubric, root=str(m.root),
                      settings=m.settings(), models=list(models), prompts=layout.prompts,
                      images=images, gold=gold)
+
+
+def _check_sources(m: Manifest, prompts: list[PromptSpec]) -> list[Problem]:
+    """Source images of editing tasks are shown to raters: they must be real images too."""
+    paths = sorted({m.root / p.source_image for p in prompts if p.source_image})
+    _, bad = verify_many(m.root, paths, max_pixels=m.max_pixels)
+    return [Problem(b.file, b.message, field="source_image") for b in bad]
 
 
 def _check_rubric(m: Manifest) -> list[Problem]:
