@@ -13,6 +13,7 @@ from concord.services import ranking
 from concord.ui import session
 
 SET = "rank_set"
+SET_STUDY = "rank_set_study"
 GROUPS = "rank_groups"
 PICKS = "rank_picks"
 TIE = "rank_tie_mode"
@@ -23,6 +24,8 @@ SKIPPING = "rank_skipping"
 
 def current_set(study: str, rater_id: int) -> ranking.RankSet | None:
     """The set on screen; fetched once so its display order and submission id stay put."""
+    if st.session_state.get(SET_STUDY) not in (None, study):
+        forget()  # the rater switched studies in the sidebar
     found = st.session_state.get(SET)
     if found is not None:
         return found
@@ -31,6 +34,7 @@ def current_set(study: str, rater_id: int) -> ranking.RankSet | None:
     found = (ranking.open_set(db, study, rater_id, edit) if edit is not None
              else ranking.next_set(db, study, rater_id))
     st.session_state[SET] = found
+    st.session_state[SET_STUDY] = study
     st.session_state[GROUPS], st.session_state[PICKS] = _from_current(found)
     st.session_state[TIE] = False
     return found
@@ -92,7 +96,7 @@ def reset() -> None:
 
 def forget() -> None:
     """Drop the set on screen (after a submit, skip or undo)."""
-    for key in (SET, GROUPS, PICKS, TIE, EDIT, SKIPPING):
+    for key in (SET, SET_STUDY, GROUPS, PICKS, TIE, EDIT, SKIPPING):
         st.session_state.pop(key, None)
 
 

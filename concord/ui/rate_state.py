@@ -13,6 +13,7 @@ from concord.services import rating
 from concord.ui import session
 
 ITEM = "rate_item"
+ITEM_STUDY = "rate_item_study"
 EDIT = "rate_edit_image"
 SKIPPING = "rate_skipping"
 NOTICE = "rate_notice"
@@ -29,6 +30,8 @@ def choice_key(criterion: str) -> str:
 
 def current_item(study: str, rater_id: int, criteria: list[str]) -> rating.Item | None:
     """The item on screen; fetched once and kept so its submission id stays stable."""
+    if st.session_state.get(ITEM_STUDY) not in (None, study):
+        forget_item()  # the rater switched studies in the sidebar
     item = st.session_state.get(ITEM)
     if item is not None:
         return item
@@ -39,14 +42,14 @@ def current_item(study: str, rater_id: int, criteria: list[str]) -> rating.Item 
     for criterion in criteria:
         st.session_state[choice_key(criterion)] = item.current.get(criterion) if item else None
     st.session_state[ITEM] = item
+    st.session_state[ITEM_STUDY] = study
     return item
 
 
 def forget_item() -> None:
     """Drop the item on screen so the next run fetches the next one."""
-    st.session_state.pop(ITEM, None)
-    st.session_state.pop(EDIT, None)
-    st.session_state.pop(SKIPPING, None)
+    for key in (ITEM, ITEM_STUDY, EDIT, SKIPPING):
+        st.session_state.pop(key, None)
 
 
 def notice(kind: str, text: str) -> None:

@@ -56,13 +56,18 @@ def sign_out() -> None:
     st.query_params.clear()
 
 
+_PICK = "study_pick"
+
+
 def study_picker(user: auth.User, db: Database) -> str | None:
     """Sidebar choice of the study to work on (only the user's studies)."""
     names = list(study_store.list_study_names(db)) if user.is_researcher else list(user.studies)
     if not names:
         st.sidebar.info("No study yet.")
         return None
-    current = session.current_study(names)
-    chosen = st.sidebar.selectbox("Study", names, index=names.index(current), key="study_pick")
+    if st.session_state.get(_PICK) not in names:
+        # First run, or the chosen study was deleted: fall back (the widget key is the truth).
+        st.session_state[_PICK] = session.current_study(names)
+    chosen = st.sidebar.selectbox("Study", names, key=_PICK)
     st.session_state[session.STUDY] = chosen
     return chosen

@@ -174,3 +174,4 @@ def test_missing_image_file_shows_a_blind_message(app_env):
     text = repr(at.main)
     for model in ("alpha", "beta", "gamma"):
         assert model not in text
+

@@ -80,3 +80,19 @@ def test_served_image_bytes_are_the_original_pixels(tmp_path: Path, page):
     served = Image.open(io.BytesIO(body))
     assert served.format == "PNG"
     assert np.array_equal(np.asarray(served.convert("RGB")), big)
+
+
+def test_switching_study_in_the_sidebar_switches_the_item(server, page, tmp_path):
+    from concord.store import raters
+
+    manifest = make_folder_study(tmp_path / "second", prompts=1, models=("delta-model",))
+    studies.import_manifest(server["db"], manifest)
+    kim = raters.rater_for_token(server["db"], server["token"])
+    raters.add_to_study(server["db"], kim.id, study_store.get_study(server["db"], "second").id)
+    page.goto(f"{server['url']}/?token={server['token']}")
+    page.get_by_text("Rate images · kb").wait_for(timeout=30_000)
+    page.locator(".st-key-study_pick").click()
+    page.get_by_role("option", name="second").click()
+    page.get_by_text("Rate images · second").wait_for(timeout=15_000)
+    page.get_by_text("0 / 1 rated").wait_for(timeout=15_000)
+    assert "delta-model" not in page.content()
