@@ -132,3 +132,31 @@ def test_rank_page_never_names_a_model(app_env):
     text = repr(at.main) + repr(at.sidebar)
     for model in ("alpha", "beta", "gamma"):
         assert model not in text
+
+
+def test_edit_a_ranking_from_history_keeps_both_revisions(app_env):
+    at = rater_app(app_env["tokens"]["ann"], PAGE)
+    prompt_id = at.session_state["rank_set"].prompt_id
+    for slot in (1, 2, 3):
+        click_slot(at, slot)
+    at.button(key="rank_submit").click().run()
+    at.switch_page("pages/my_work.py").run()
+    at.button(key=f"edit_ranking_{prompt_id}").click().run()
+    assert not at.exception
+    at.switch_page(PAGE).run()  # AppTest does not follow st.switch_page by itself
+    assert at.session_state["rank_set"].prompt_id == prompt_id
+    labels = [b.label for b in pick_buttons(at)]
+    assert [label.split(" ")[0] for label in labels] == ["#1", "#2", "#3"]  # current ranking
+    at.button(key="rank_reset").click().run()
+    for slot in (3, 2, 1):
+        click_slot(at, slot)
+    at.button(key="rank_submit").click().run()
+    assert not at.exception
+    rows = list(app_env["db"].query(
+        "SELECT revision, action FROM rankings WHERE prompt_id = ? ORDER BY revision",
+        [prompt_id]))
+    assert [(r["revision"], r["action"]) for r in rows] == [(1, "rank"), (2, "edit")]
+    df = current_rankings(app_env["db"])
+    assert len(df) == 3  # one current ranking, now the edited one
+    first = dict(zip(df.position, df["rank"], strict=True))
+    assert first == {0: 3.0, 1: 2.0, 2: 1.0}
