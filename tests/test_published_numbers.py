@@ -10,23 +10,15 @@ from __future__ import annotations
 import json
 import time
 
-import pandas as pd
 import pytest
 
 from concord.cli import main
-from tests.helpers import shared_path
+from tests.helpers import check_imagenhub_paper_cells, shared_path
 
 pytestmark = pytest.mark.shared
 
 # Cells of the published table that the rating files do not give to 0.005 (SOURCES.md):
 # rounding or transcription errors on the page; each is within 0.01 of the data.
-KNOWN_ERRORS = {
-    ("Mask-Guided_IE", "BlendedDiffusion", "SC_mean"),    # published 0.12, data 0.1145
-    ("Text-Guided_IE", "InstructPix2Pix", "SC_mean"),     # published 0.29, data 0.2849
-    ("Multi-Subject_IG", "DreamBooth", "SC_mean"),        # published 0.11, data 0.1046
-    ("Mask-Guided_IE", "SDXLInpaint", "fleiss_kappa_O"),  # published 0.50, data 0.5051
-    ("Text-Guided_IE", "Text2Live", "fleiss_kappa_O"),    # published 0.10, data 0.1071
-}
 CRITERION = {"SC": "SC", "PR": "PQ", "O": "O"}  # Concord's PR is ImagenHub's PQ
 
 
@@ -58,16 +50,7 @@ def test_imagenhub_table_from_the_cli(tmp_path, capsys):
                  str(folder / "human_ratings")]) == 0
     doc = stats_json(capsys, db, "ih", "--by-dimension", "--n-boot", "50", "--n-perm", "50")
     cells = imagenhub_cells(doc)
-    expected = pd.read_csv(folder / "expected_published.csv")
-    paper = expected[expected["source"].str.startswith("ImagenHub paper")]
-    assert len(paper) == 256
-    diffs = {(r.task_dir, r.model_column, r.statistic):
-             abs(cells[(r.task_dir, r.model_column, r.statistic)] - r.published)
-             for r in paper.itertuples()}
-    within = {k for k, d in diffs.items() if d <= 0.005 + 1e-9}
-    assert len(within) >= 251
-    assert set(diffs) - within == KNOWN_ERRORS
-    assert all(diffs[k] <= 0.01 for k in KNOWN_ERRORS)
+    check_imagenhub_paper_cells(cells, folder / "expected_published.csv")
     # Imagic (not in the paper): every SC is 0, so agreement on SC and O is undefined.
     for stat in ("fleiss_kappa_SC", "krippendorff_alpha_ordinal_SC", "fleiss_kappa_O",
                  "krippendorff_alpha_ordinal_O"):
