@@ -60,9 +60,8 @@ def controls(rs: ranking.RankSet) -> None:
 def key_bindings() -> dict[str, tuple[str, int, bool]]:
     picks = widgets.widget_css("rank_pick_")
     keys = {str(slot % 10): (picks, slot - 1, True) for slot in range(1, 11)}
-    for k, button in (("u", "rank_undo"), ("r", "rank_reset"), ("s", "rank_skip_btn"),
-                      ("Enter", "rank_submit")):
-        keys[k] = (widgets.widget_css(button), 0, True)
+    keys.update(widgets.button_keys({"u": "rank_undo", "r": "rank_reset",
+                                     "s": "rank_skip_btn", "Enter": "rank_submit"}))
     keys["t"] = (widgets.widget_css(rk.TIE, "label"), 0, True)
     return keys
 
@@ -72,11 +71,8 @@ def ranking_screen() -> None:
     rs = rk.current_set(study, rater_id)
     widgets.keyboard(key_bindings(), key="rank_keys")
     done = ranking.progress(session.db(), study, rater_id)
-    st.progress(done.done / max(done.assigned, 1),
-                text=f"{done.done} / {done.assigned} prompts ranked · {done.skipped} skipped")
-    notice = st.session_state.pop(rk.NOTICE, None)
-    if notice:
-        getattr(st, notice[0])(notice[1])
+    widgets.progress_and_notice(done.done, done.skipped, done.assigned, "prompts ranked",
+                                rk.NOTICE)
     if rs is None:
         st.success("All done — thank you! Every prompt assigned to you has been ranked.")
         st.button("Undo last ranking", key="rank_undo_sub", on_click=rk.undo_submission,

@@ -73,9 +73,8 @@ def key_bindings() -> dict[str, tuple[str, int, bool]]:
         for i, level in enumerate(criterion.levels):
             if level.key:
                 keys[level.key.lower()] = (radio, i, False)
-    for k, button in (("Enter", "rate_submit"), ("s", "rate_skip_btn"), ("f", "rate_flag"),
-                      ("u", "rate_undo"), ("z", "rate_zoom")):
-        keys[k] = (widgets.widget_css(button), 0, True)
+    keys.update(widgets.button_keys({"Enter": "rate_submit", "s": "rate_skip_btn",
+                                     "f": "rate_flag", "u": "rate_undo", "z": "rate_zoom"}))
     return keys
 
 
@@ -84,11 +83,7 @@ def scoring() -> None:
     item = rs.current_item(study, rater_id, [c.key for c in rubric.criteria])
     widgets.keyboard(key_bindings(), key=f"rate_keys_{rubric.id}")
     done = rating.progress(session.db(), study, rater_id)
-    st.progress(done.done / max(done.assigned, 1),
-                text=f"{done.done} / {done.assigned} rated · {done.skipped} skipped")
-    notice = st.session_state.pop(rs.NOTICE, None)
-    if notice:
-        getattr(st, notice[0])(notice[1])
+    widgets.progress_and_notice(done.done, done.skipped, done.assigned, "rated", rs.NOTICE)
     if item is None:
         st.success("All done — thank you! Every image assigned to you has been rated.")
         return

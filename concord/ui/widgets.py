@@ -180,3 +180,18 @@ def preload(path: Path | None) -> None:
         if path is not None and path.is_file():
             data, fmt, _ = image_payload(path)
             st.image(data, output_format=fmt, alt="")
+
+
+def button_keys(buttons: dict[str, str]) -> dict[str, tuple[str, int, bool]]:
+    """Key bindings that click keyed buttons: ``{"Enter": "rate_submit", ...}``."""
+    return {k: (widget_css(button), 0, True) for k, button in buttons.items()}
+
+
+def progress_and_notice(done: int, skipped: int, assigned: int, noun: str,
+                        notice_key: str) -> None:
+    """The progress bar of a rating page and a pending one-time message under it."""
+    st.progress(done / max(assigned, 1),
+                text=f"{done} / {assigned} {noun} · {skipped} skipped")
+    notice = st.session_state.pop(notice_key, None)
+    if notice:
+        getattr(st, notice[0])(notice[1])

@@ -91,6 +91,9 @@ def test_switching_study_in_the_sidebar_switches_the_item(server, page, tmp_path
     raters.add_to_study(server["db"], kim.id, study_store.get_study(server["db"], "second").id)
     page.goto(f"{server['url']}/?token={server['token']}")
     page.get_by_text("Rate images · kb").wait_for(timeout=30_000)
+    page.locator("html[data-concord-keys='ready']").wait_for(state="attached")
+    page.wait_for_function("() => document.querySelector('[data-testid=stApp]')"
+                           ".getAttribute('data-test-script-state') === 'notRunning'")
     page.locator(".st-key-study_pick").click()
     page.get_by_role("option", name="second").click()
     page.get_by_text("Rate images · second").wait_for(timeout=15_000)
