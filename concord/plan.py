@@ -65,6 +65,7 @@ class GoldSpec:
     criterion: str
     expected: float
     tolerance: float = 0.0
+    unit: str = "image"  # "prompt": a ranking gold (this image must get rank ``expected``)
 
 
 @dataclass(slots=True)

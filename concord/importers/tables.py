@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +21,32 @@ class TableError(Exception):
         super().__init__("; ".join(str(p) for p in problems))
 
 
+def regular_file_problem(path: Path, label: str | None = None) -> Problem | None:
+    """Why ``path`` cannot be read as an input file, or None when it is a regular file.
+
+    Opening a named pipe (FIFO) or a device blocks or never ends, so every input is checked
+    with ``stat`` before it is opened; a symlink loop is reported, not raised.
+    """
+    label = label or str(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return Problem(label, "file not found")
+    except OSError as exc:  # ELOOP (symlink loop), ENAMETOOLONG, EACCES...
+        return Problem(label, f"cannot be read: {exc.strerror or exc}")
+    if stat.S_ISDIR(mode):
+        return Problem(label, "is a directory, expected a file")
+    if not stat.S_ISREG(mode):
+        return Problem(label, "is not a regular file (a pipe, socket or device?)")
+    return None
+
+
 def read_text(path: Path) -> str:
     """The file as UTF-8 text (a BOM is allowed); TableError for a missing or non-UTF-8 file."""
     label = str(path)
-    if not path.is_file():
-        raise TableError([Problem(label, "file not found")])
+    problem = regular_file_problem(path, label)
+    if problem is not None:
+        raise TableError([problem])
     data = path.read_bytes()
     try:
         return data.decode("utf-8-sig")

@@ -239,9 +239,13 @@ def scores_frame(db: Database, study_id: int) -> pd.DataFrame:
 
 
 def gold_frame(db: Database, study_id: int) -> pd.DataFrame:
-    """Gold expectations: image_id, criterion, expected, tolerance."""
+    """Gold expectations: image_id, unit ('image' or 'prompt'), criterion, expected, tolerance.
+
+    A 'prompt' row is a ranking gold: in its prompt's ranking set, image ``image_id`` must
+    get rank ``expected`` ± ``tolerance`` (1 = a known best image).
+    """
     return pd.read_sql_query(
-        "SELECT g.image_id, g.criterion, g.expected, g.tolerance FROM gold g JOIN images i"
+        "SELECT g.image_id, g.unit, g.criterion, g.expected, g.tolerance FROM gold g JOIN images i"
         " ON i.id = g.image_id WHERE i.study_id = ?", db.conn, params=[study_id])
 
 

@@ -110,4 +110,5 @@ def image_keys(db: Database, study_id: int) -> dict[tuple[str, str, int], int]:
 def gold_for(db: Database, image_id: int) -> dict[str, tuple[float, float]]:
     """Expected value and tolerance by criterion for a gold image (empty if not gold)."""
     return {r[0]: (r[1], r[2]) for r in db.execute(
-        "SELECT criterion, expected, tolerance FROM gold WHERE image_id = ?", [image_id])}
+        "SELECT criterion, expected, tolerance FROM gold WHERE image_id = ? AND unit = 'image'",
+        [image_id])}

@@ -247,6 +247,29 @@ def m003_coverage_index(db: Database) -> None:
                " status)")
 
 
+_GOLD_UNITS = """
+CREATE TABLE gold_new (
+    image_id INTEGER NOT NULL REFERENCES images(id) ON DELETE CASCADE,
+    unit TEXT NOT NULL DEFAULT 'image' CHECK (unit IN ('image', 'prompt')),
+    criterion TEXT NOT NULL,
+    expected REAL NOT NULL,
+    tolerance REAL NOT NULL DEFAULT 0,
+    PRIMARY KEY (image_id, unit, criterion)
+);
+INSERT INTO gold_new (image_id, unit, criterion, expected, tolerance)
+    SELECT image_id, 'image', criterion, expected, tolerance FROM gold;
+DROP TABLE gold;
+ALTER TABLE gold_new RENAME TO gold
+"""
+
+
+@migrations()
+def m004_gold_units(db: Database) -> None:
+    """Gold for rankings too: ``unit`` 'image' (an expected score of one image) or 'prompt'
+    (the image of a ranking set that must get rank ``expected`` ± ``tolerance``)."""
+    _run_script(db, _GOLD_UNITS)
+
+
 def _run_script(db: Database, script: str) -> None:
     # sqlite3's executescript() commits first, which would break the
     # transaction the migration runs in; run statement by statement instead.

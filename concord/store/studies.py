@@ -284,8 +284,8 @@ def _ensure_gold(db: Database, study_id: int, plan: StudyPlan, summary: ImportSu
         if row is None:
             raise InputError([Problem("gold", f"no image for {g.prompt_key}/{g.model}/{g.sample}")])
         cur = db.execute(
-            "INSERT OR IGNORE INTO gold (image_id, criterion, expected, tolerance)"
-            " VALUES (?, ?, ?, ?)",
-            [row[0], g.criterion, g.expected, g.tolerance],
+            "INSERT OR IGNORE INTO gold (image_id, unit, criterion, expected, tolerance)"
+            " VALUES (?, ?, ?, ?, ?)",
+            [row[0], g.unit, g.criterion, g.expected, g.tolerance],
         )
         summary.gold_added += cur.rowcount

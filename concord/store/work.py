@@ -82,10 +82,13 @@ def order_value(seed: int, rater_id: int, item_id: int) -> int:
 
 def _candidate_sql(unit: str, select: str, tail: str) -> str:
     if unit == "image":
-        items = ("SELECT i.id AS item_id, EXISTS (SELECT 1 FROM gold g WHERE g.image_id = i.id)"
-                 " AS gold FROM images i WHERE i.study_id = :study AND i.path IS NOT NULL")
+        items = ("SELECT i.id AS item_id, EXISTS (SELECT 1 FROM gold g WHERE g.image_id = i.id"
+                 " AND g.unit = 'image') AS gold FROM images i WHERE i.study_id = :study"
+                 " AND i.path IS NOT NULL")
     elif unit == "prompt":
-        items = ("SELECT p.id AS item_id, 0 AS gold FROM prompts p WHERE p.study_id = :study"
+        items = ("SELECT p.id AS item_id, EXISTS (SELECT 1 FROM gold g JOIN images gi ON"
+                 " gi.id = g.image_id WHERE gi.prompt_id = p.id AND g.unit = 'prompt') AS gold"
+                 " FROM prompts p WHERE p.study_id = :study"
                  " AND p.rank_set = 1 AND (SELECT COUNT(*) FROM images i WHERE"
                  " i.prompt_id = p.id AND i.path IS NOT NULL) >= 2")
     else:
