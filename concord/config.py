@@ -20,6 +20,11 @@ class Settings:
     base_url: str = "http://localhost:8501"
     admin_secret: str | None = None
 
+    @property
+    def media_cache(self) -> Path:
+        """Folder of the metadata-free copies of images served to raters (beside the DB)."""
+        return self.db_path.with_name(self.db_path.name + ".media")
+
     @classmethod
     def from_env(cls, db: str | Path | None = None) -> Settings:
         """Settings from ``CONCORD_DB``, ``CONCORD_BASE_URL``, ``CONCORD_ADMIN_SECRET``.

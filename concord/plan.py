@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PROTOCOLS = ("score", "rank", "both")
+# A rater who opens an item and leaves holds its slot this long; then others may take it.
+DEFAULT_LEASE_MINUTES = 30
 
 
 @dataclass(frozen=True, slots=True)

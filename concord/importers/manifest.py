@@ -12,14 +12,15 @@ import yaml
 from concord.errors import InputError, Problem
 from concord.importers.images import DEFAULT_MAX_PIXELS
 from concord.importers.tables import TableError, read_text
-from concord.plan import PROTOCOLS
+from concord.plan import DEFAULT_LEASE_MINUTES, PROTOCOLS
 
 LAYOUTS = ("folder", "imagenhub", "paircomp", "geneval2", "tiif", "paraphrase")
 KNOWN_KEYS = {
     "name", "description", "protocol", "rubric", "layout", "root", "prompts", "questions",
     "models", "raters_per_item", "ranking", "gold", "max_pixels", "tasks", "variants",
-    "benchmark", "seed",
+    "benchmark", "seed", "lease_minutes",
 }
+MAX_LEASE_MINUTES = 7 * 24 * 60
 RANKING_KEYS = {"prompts_per_dimension", "prompts", "seed", "ties", "sample", "criteria"}
 
 
@@ -57,6 +58,7 @@ class Manifest:
     description: str = ""
     seed: int = 0
     benchmark: str | None = None
+    lease_minutes: float = DEFAULT_LEASE_MINUTES
 
     def settings(self) -> dict[str, Any]:
         """Study settings stored in the database."""
@@ -67,6 +69,7 @@ class Manifest:
             "description": self.description,
             "seed": self.seed,
             "benchmark": self.benchmark,
+            "lease_minutes": self.lease_minutes,
             "ranking": {"ties": r.ties, "sample": r.sample, "seed": r.seed,
                         "prompts_per_dimension": r.prompts_per_dimension},
         }
@@ -198,6 +201,13 @@ def _fill_numbers(m: Manifest, d: dict[str, Any], bad: Any) -> None:
         bad("seed", f"expected a whole number, got {seed!r}")
     else:
         m.seed = seed
+    lease = d.get("lease_minutes", DEFAULT_LEASE_MINUTES)
+    if isinstance(lease, bool) or not isinstance(lease, int | float) or not (
+            0 < lease <= MAX_LEASE_MINUTES):
+        bad("lease_minutes", f"expected minutes between 0 and {MAX_LEASE_MINUTES} (a week), "
+                             f"got {lease!r}")
+    else:
+        m.lease_minutes = float(lease)
     benchmark = d.get("benchmark")
     if benchmark is not None and not isinstance(benchmark, str):
         bad("benchmark", f"expected a name, got {benchmark!r}")

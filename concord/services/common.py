@@ -44,7 +44,13 @@ def rubric(rubric_id: str) -> Rubric:
 
 
 def member_study(db: Database, study_name: str, rater_id: int) -> study_store.Study:
-    """The study, if this rater is assigned to it; AuthError otherwise."""
+    """The study, if this rater is assigned to it and still allowed in; AuthError otherwise.
+
+    Every rater action goes through here, so a revoked invite stops working at once, even
+    in a browser tab that was already open.
+    """
+    if rater_store.is_revoked(db, rater_id):
+        raise AuthError("this invite link has been revoked")
     study = study_store.get_study(db, study_name)
     if study.id not in rater_store.studies_of(db, rater_id):
         raise AuthError(f"you are not assigned to the study {study_name!r}")
@@ -58,24 +64,33 @@ def order_key(seed: int, rater_id: int, item_id: int) -> str:
 
 
 def pick_next(db: Database, study: study_store.Study, rater_id: int, unit: str) -> int | None:
-    """Open the rater's next item: least-covered first, then their own shuffled order.
+    """Open the rater's next item: their own open one while its lease holds (or, after it
+    ran out, while its slot is still free), else the least-covered item in their own
+    shuffled order.
 
     Runs inside the caller's transaction, so concurrent raters see each other's claims.
     """
-    current = work.open_assignment(db, study.id, rater_id, unit)
-    if current is not None:
-        return current.item_id
-    best = _best_candidate(db, study, rater_id, unit)
+    cutoff = work.lease_cutoff(study.lease_minutes)
+    for current in work.open_assignments(db, study.id, rater_id, unit):
+        if current.opened_at >= cutoff:
+            return current.item_id
+        if work.slot_free(db, study.id, rater_id, unit, current.item_id, study.k,
+                          cutoff=cutoff):
+            work.claim(db, study.id, rater_id, unit, current.item_id)  # a fresh lease
+            return current.item_id
+        work.release(db, study.id, rater_id, unit, current.item_id)
+    best = _best_candidate(db, study, rater_id, unit, cutoff)
     if best is not None:
         work.claim(db, study.id, rater_id, unit, best)
     return best
 
 
-def _best_candidate(db: Database, study: study_store.Study, rater_id: int,
-                    unit: str) -> int | None:
+def _best_candidate(db: Database, study: study_store.Study, rater_id: int, unit: str,
+                    cutoff: str) -> int | None:
     """Least-covered item first, then the rater's own shuffled order."""
     seed = int(study.settings.get("seed", 0))
-    best = work.candidates(db, study.id, rater_id, unit, study.k, seed=seed, limit=1)
+    best = work.candidates(db, study.id, rater_id, unit, study.k, cutoff=cutoff, seed=seed,
+                           limit=1)
     return best[0].item_id if best else None
 
 
@@ -85,14 +100,17 @@ def peek_next(db: Database, study: study_store.Study, rater_id: int, unit: str,
 
     Used only to preload the next image; being wrong costs one wasted download.
     """
-    others = [i for i in work.open_items(db, study.id, rater_id, unit) if i != current]
-    return others[0] if others else _best_candidate(db, study, rater_id, unit)
+    others = [a.item_id for a in work.open_assignments(db, study.id, rater_id, unit)
+              if a.item_id != current]
+    cutoff = work.lease_cutoff(study.lease_minutes)
+    return others[0] if others else _best_candidate(db, study, rater_id, unit, cutoff)
 
 
 def progress(db: Database, study: study_store.Study, rater_id: int, unit: str) -> Progress:
     """Done, skipped and assigned (done + skipped + open + still available) counts."""
     counts = work.status_counts(db, study.id, rater_id, unit)
-    available = work.count_candidates(db, study.id, rater_id, unit, study.k)
+    available = work.count_candidates(db, study.id, rater_id, unit, study.k,
+                                      cutoff=work.lease_cutoff(study.lease_minutes))
     assigned = counts["done"] + counts["skipped"] + counts["open"] + available
     return Progress(counts["done"], counts["skipped"], assigned)
 

@@ -270,6 +270,44 @@ def m004_gold_units(db: Database) -> None:
     _run_script(db, _GOLD_UNITS)
 
 
+_LEASES = """
+CREATE TABLE assignments_new (
+    id INTEGER PRIMARY KEY,
+    study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+    rater_id INTEGER NOT NULL REFERENCES raters(id) ON DELETE CASCADE,
+    unit TEXT NOT NULL CHECK (unit IN ('image', 'prompt')),
+    item_id INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('open', 'done', 'skipped', 'released')),
+    opened_at TEXT NOT NULL,
+    done_at TEXT,
+    UNIQUE (study_id, rater_id, unit, item_id)
+);
+INSERT INTO assignments_new SELECT id, study_id, rater_id, unit, item_id, status, opened_at,
+    done_at FROM assignments;
+DROP TABLE assignments;
+ALTER TABLE assignments_new RENAME TO assignments;
+CREATE INDEX assignments_item ON assignments(study_id, unit, item_id);
+CREATE INDEX assignments_coverage ON assignments(study_id, unit, item_id, status, opened_at);
+CREATE TABLE drafts (
+    study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+    rater_id INTEGER NOT NULL REFERENCES raters(id) ON DELETE CASCADE,
+    unit TEXT NOT NULL CHECK (unit IN ('image', 'prompt')),
+    item_id INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (study_id, rater_id, unit, item_id)
+)
+"""
+
+
+@migrations()
+def m005_leases_and_drafts(db: Database) -> None:
+    """Assignments are leases: an open assignment older than the study's lease stops
+    counting toward k, and a lease that was given away is ``released``. ``drafts`` keeps a
+    ranking in progress across reloads."""
+    _run_script(db, _LEASES)
+
+
 def _run_script(db: Database, script: str) -> None:
     # sqlite3's executescript() commits first, which would break the
     # transaction the migration runs in; run statement by statement instead.

@@ -94,6 +94,12 @@ def rater_for_token(db: Database, token: str) -> Rater:
     return rater
 
 
+def is_revoked(db: Database, rater_id: int) -> bool:
+    """Whether a rater's invite was revoked (an unknown id counts as revoked)."""
+    row = db.execute("SELECT revoked_at FROM raters WHERE id = ?", [rater_id]).fetchone()
+    return row is None or row[0] is not None
+
+
 def add_to_study(db: Database, rater_id: int, study_id: int) -> None:
     """Assign a rater to a study."""
     with transaction(db):

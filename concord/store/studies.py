@@ -10,7 +10,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from concord.errors import InputError, NotFoundError, Problem
-from concord.plan import ImportSummary, PromptSpec, StudyPlan
+from concord.plan import DEFAULT_LEASE_MINUTES, ImportSummary, PromptSpec, StudyPlan
 from concord.store.db import audit, dumps, loads, now, transaction
 
 
@@ -29,6 +29,11 @@ class Study:
     def k(self) -> int:
         """Raters wanted per item."""
         return int(self.settings.get("raters_per_item", 3))
+
+    @property
+    def lease_minutes(self) -> float:
+        """How long an opened item stays reserved for the rater who opened it."""
+        return float(self.settings.get("lease_minutes", DEFAULT_LEASE_MINUTES))
 
 
 def _study_from_row(row: dict[str, Any]) -> Study:

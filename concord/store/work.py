@@ -7,6 +7,8 @@ server-side start of the time on item.
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
 from dataclasses import dataclass
 
 from sqlite_utils import Database
@@ -33,21 +35,13 @@ class Candidate:
     gold: bool
 
 
-def open_assignment(db: Database, study_id: int, rater_id: int, unit: str) -> Assignment | None:
-    """The item a rater has open (served but not finished), if any."""
-    row = db.execute(
+def open_assignments(db: Database, study_id: int, rater_id: int,
+                     unit: str) -> list[Assignment]:
+    """A rater's open assignments, most recently opened first."""
+    return [Assignment(*r) for r in db.execute(
         "SELECT id, item_id, status, opened_at FROM assignments WHERE study_id = ? AND"
-        " rater_id = ? AND unit = ? AND status = 'open' ORDER BY opened_at DESC, id DESC LIMIT 1",
-        [study_id, rater_id, unit],
-    ).fetchone()
-    return Assignment(*row) if row else None
-
-
-def open_items(db: Database, study_id: int, rater_id: int, unit: str) -> list[int]:
-    """Items a rater has open, most recently opened first."""
-    return [r[0] for r in db.execute(
-        "SELECT item_id FROM assignments WHERE study_id = ? AND rater_id = ? AND unit = ? AND"
-        " status = 'open' ORDER BY opened_at DESC, id DESC", [study_id, rater_id, unit])]
+        " rater_id = ? AND unit = ? AND status = 'open' ORDER BY opened_at DESC, id DESC",
+        [study_id, rater_id, unit]).fetchall()]
 
 
 def get_assignment(db: Database, study_id: int, rater_id: int, unit: str,
@@ -60,24 +54,30 @@ def get_assignment(db: Database, study_id: int, rater_id: int, unit: str,
     return Assignment(*row) if row else None
 
 
-# A per-rater permutation of item ids computed inside SQLite, so the next item is found
-# with ORDER BY ... LIMIT instead of ranking every candidate in Python: for a prime P,
-# x -> (x + c) * m mod P is a bijection for any m in [1, P-1], and c and m depend on the
-# rater and the study's seed. Every product stays below 2**62 (SQLite integers are 64-bit).
-_P = 2_147_483_647
-
-
-def order_params(seed: int, rater_id: int) -> tuple[int, int]:
-    """(c, m) of the rater's permutation (see :func:`order_value`)."""
-    c = (seed * 1_000_003 + rater_id * 7_919) % _P
-    m = 1 + (rater_id * 2_654_435_761 + seed * 40_503 + 12_345) % (_P - 1)
-    return c, m
+# Each rater sees items in the order of a keyed hash of (study seed, rater, item): an
+# independent shuffle per rater. (A linear congruential permutation, used before, kept
+# runs of one model's images together because item ids are consecutive per model.) The
+# hash runs inside SQLite as a function registered on the connection, so the next item is
+# found with ORDER BY ... LIMIT.
+_ORDER_FUNCTION = "concord_order"
 
 
 def order_value(seed: int, rater_id: int, item_id: int) -> int:
-    """The rater's pseudo-random position of an item (smaller comes first)."""
-    c, m = order_params(seed, rater_id)
-    return ((item_id + c) % _P) * m % _P
+    """The rater's pseudo-random position of an item (smaller comes first), 63 bits."""
+    key = f"{seed}:{rater_id}".encode()
+    digest = hashlib.blake2b(str(item_id).encode(), key=key[:64], digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+def _register_order(db: Database) -> None:
+    # Idempotent and cheap (a pointer swap in sqlite3); done per query so any connection works.
+    db.conn.create_function(_ORDER_FUNCTION, 3, order_value, deterministic=True)
+
+
+def lease_cutoff(minutes: float) -> str:
+    """The ``opened_at`` before which an open assignment no longer holds its slot."""
+    start = dt.datetime.fromisoformat(now()) - dt.timedelta(minutes=minutes)
+    return start.isoformat(timespec="microseconds")
 
 
 def _candidate_sql(unit: str, select: str, tail: str) -> str:
@@ -94,36 +94,76 @@ def _candidate_sql(unit: str, select: str, tail: str) -> str:
     else:
         raise ValueError(f"unknown unit {unit!r} (image or prompt)")
     return (
-        "WITH cov AS (SELECT item_id, COUNT(*) AS n FROM assignments WHERE study_id = :study"
-        " AND unit = :unit AND status IN ('open', 'done') GROUP BY item_id)"
+        f"WITH cov AS ({_COVERAGE_SQL} GROUP BY item_id)"
         f" SELECT {select} FROM ({items}) it LEFT JOIN cov ON cov.item_id = it.item_id"
         " WHERE NOT EXISTS (SELECT 1 FROM assignments a WHERE a.study_id = :study AND"
-        " a.rater_id = :rater AND a.unit = :unit AND a.item_id = it.item_id)"
-        f" AND (it.gold OR COALESCE(cov.n, 0) < :k){tail}"
+        " a.rater_id = :rater AND a.unit = :unit AND a.item_id = it.item_id"
+        f" AND a.status != 'released') AND (it.gold OR COALESCE(cov.n, 0) < :k){tail}"
     )
 
 
-def candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int, *,
-               seed: int = 0, limit: int = 1) -> list[Candidate]:
-    """The next items for this rater, best first: never served to them, coverage below
-    ``k`` (gold items always), least covered first, then the rater's own shuffled order.
+# What holds a slot of an item: a done assignment, or an open one whose lease is live.
+_COVERAGE_SQL = (
+    "SELECT item_id, COUNT(*) AS n FROM assignments WHERE study_id = :study AND unit = :unit"
+    " AND (status = 'done' OR (status = 'open' AND opened_at >= :cutoff))"
+)
 
-    Coverage counts open and done assignments of other raters, so two raters asking at
-    the same moment do not both take the last open slot of an image.
+
+def candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int, *,
+               cutoff: str, seed: int = 0, limit: int = 1) -> list[Candidate]:
+    """The next items for this rater, best first: never served to them (or released),
+    fewer than ``k`` slots held (gold items always), least covered first, then the rater's
+    own shuffled order.
+
+    A slot is held by a done assignment or by an open one opened at or after ``cutoff``
+    (a live lease), so two raters asking at the same moment do not both take the last
+    slot, and an abandoned item frees its slot when the lease runs out.
     """
-    c, m = order_params(seed, rater_id)
+    _register_order(db)
     sql = _candidate_sql(unit, "it.item_id, COALESCE(cov.n, 0) AS coverage, it.gold",
-                         " ORDER BY coverage, ((it.item_id + :c) % :p) * :m % :p LIMIT :limit")
-    params = {"study": study_id, "unit": unit, "rater": rater_id, "k": k, "c": c, "m": m,
-              "p": _P, "limit": limit}
+                         f" ORDER BY coverage, {_ORDER_FUNCTION}(:seed, :rater, it.item_id)"
+                         " LIMIT :limit")
+    params = {"study": study_id, "unit": unit, "rater": rater_id, "k": k, "seed": seed,
+              "cutoff": cutoff, "limit": limit}
     return [Candidate(r[0], r[1], bool(r[2])) for r in db.execute(sql, params).fetchall()]
 
 
-def count_candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int) -> int:
+def count_candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int, *,
+                     cutoff: str) -> int:
     """How many items this rater could still be given."""
     sql = _candidate_sql(unit, "COUNT(*)", "")
-    params = {"study": study_id, "unit": unit, "rater": rater_id, "k": k}
+    params = {"study": study_id, "unit": unit, "rater": rater_id, "k": k, "cutoff": cutoff}
     return int(db.execute(sql, params).fetchone()[0])
+
+
+def slot_free(db: Database, study_id: int, rater_id: int, unit: str, item_id: int, k: int, *,
+              cutoff: str) -> bool:
+    """Whether a rater may keep an item whose lease ran out: a gold item, or one with fewer
+    than ``k`` slots held by other raters."""
+    if is_gold(db, unit, item_id):
+        return True
+    held = db.execute(
+        "SELECT COUNT(*) FROM assignments WHERE study_id = ? AND unit = ? AND item_id = ? AND"
+        " rater_id != ? AND (status = 'done' OR (status = 'open' AND opened_at >= ?))",
+        [study_id, unit, item_id, rater_id, cutoff]).fetchone()[0]
+    return int(held) < k
+
+
+def is_gold(db: Database, unit: str, item_id: int) -> bool:
+    """Whether an image (or a ranking set) is an attention check given to every rater."""
+    if unit == "image":
+        sql = "SELECT 1 FROM gold WHERE image_id = ? AND unit = 'image' LIMIT 1"
+    else:
+        sql = ("SELECT 1 FROM gold g JOIN images i ON i.id = g.image_id WHERE i.prompt_id = ?"
+               " AND g.unit = 'prompt' LIMIT 1")
+    return db.execute(sql, [item_id]).fetchone() is not None
+
+
+def release(db: Database, study_id: int, rater_id: int, unit: str, item_id: int) -> None:
+    """Give up an open assignment whose lease ran out and whose slot others took."""
+    db.execute("UPDATE assignments SET status = 'released' WHERE study_id = ? AND rater_id = ?"
+               " AND unit = ? AND item_id = ? AND status = 'open'",
+               [study_id, rater_id, unit, item_id])
 
 
 def claim(db: Database, study_id: int, rater_id: int, unit: str, item_id: int) -> Assignment:
