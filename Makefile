@@ -21,7 +21,7 @@ $(DEV): $(RUNTIME) requirements-dev.txt
 venv: $(DEV)
 
 run: $(RUNTIME)
-	$(PY) -m concord init
+	CONCORD_PORT=$(PORT) $(PY) -m concord init
 	$(VENV)/bin/streamlit run app.py --server.port $(PORT)
 
 browser:

@@ -47,15 +47,22 @@ class _Malformed(ValueError):
 
 
 def strip_metadata(data: bytes) -> CleanImage:
-    """The image in ``data`` without any metadata, pixels unchanged (see the module doc)."""
+    """The image in ``data`` without any metadata, pixels unchanged (see the module doc).
+
+    Raises:
+        OSError: the bytes are not an image Pillow can decode (never passed through raw).
+    """
     try:
         if data.startswith(PNG_SIGNATURE):
             return CleanImage(_clean_png(data), "PNG")
         if data.startswith(b"\xff\xd8"):
             return CleanImage(_clean_jpeg(data), "JPEG")
-    except _Malformed:
+    except (_Malformed, IndexError, struct.error):
         pass
-    return CleanImage(_reencode_png(data), "PNG")
+    try:
+        return CleanImage(_reencode_png(data), "PNG")
+    except (SyntaxError, ValueError) as exc:
+        raise OSError(f"not a decodable image ({exc})") from exc
 
 
 def _reencode_png(data: bytes) -> bytes:

@@ -116,8 +116,14 @@ def _sample_per_dimension(prompts: list[PromptSpec], k: int, seed: int) -> set[s
     return chosen
 
 
+# In a gold file, this criterion marks a ranking gold: the image must get rank `expected`.
+RANK_GOLD = "rank"
+
+
 def _read_gold(m: Manifest, prompts: list[PromptSpec], models: list[str],
                problems: list[Problem]) -> list[GoldSpec]:
+    """Gold rows: an expected score of one image, or (criterion ``rank``) the rank an image
+    must get in its prompt's ranking set (1 = a known best image)."""
     if m.gold is None:
         return []
     try:
@@ -125,18 +131,55 @@ def _read_gold(m: Manifest, prompts: list[PromptSpec], models: list[str],
     except TableError as exc:
         problems.extend(exc.problems)
         return []
-    keys, out = {p.key for p in prompts}, []
+    by_key = {p.key: p for p in prompts}
+    out: list[GoldSpec] = []
+    ranked: set[tuple[str, float]] = set()
     for line, row in rows:
         def bad(fld: str, msg: str, line: int = line) -> None:
             problems.append(Problem(str(m.gold), msg, row=line, field=fld))
-        if row["prompt_id"] not in keys:
+        if str(row["prompt_id"]) not in by_key:
             bad("prompt_id", f"unknown prompt id {row['prompt_id']!r}")
         if row["model"] not in models:
             bad("model", f"unknown model {row['model']!r}")
-        try:
-            out.append(GoldSpec(str(row["prompt_id"]), str(row["model"]),
-                                int(row.get("sample") or 0), str(row["criterion"]),
-                                float(row["expected"]), float(row.get("tolerance") or 0)))
-        except ValueError as exc:
-            bad("expected", f"not a number ({exc})")
+        spec = _gold_spec(row, bad, m.protocol, len(models))
+        if spec is not None and spec.unit == "prompt":
+            if (spec.prompt_key, spec.expected) in ranked:
+                bad("expected", f"prompt {spec.prompt_key!r} already has a gold image for rank "
+                                f"{spec.expected:g}")
+                continue
+            ranked.add((spec.prompt_key, spec.expected))
+        if spec is not None:
+            out.append(spec)
+            if spec.unit == "prompt" and spec.prompt_key in by_key:
+                by_key[spec.prompt_key].rank_set = True  # every rater must meet it
     return out
+
+
+def _gold_spec(row: dict[str, Any], bad: Callable[[str, str], None], protocol: str,
+               n_models: int) -> GoldSpec | None:
+    numbers = {}
+    for fld, default in (("expected", None), ("tolerance", 0.0), ("sample", 0)):
+        text = row.get(fld)
+        try:
+            numbers[fld] = float(default if text in (None, "") else text)
+        except (TypeError, ValueError):
+            bad(fld, f"not a number: {text!r}")
+            return None
+    if numbers["sample"] < 0 or not numbers["sample"].is_integer():
+        bad("sample", f"a sample index ≥ 0, got {row.get('sample')!r}")
+        return None
+    if numbers["tolerance"] < 0:
+        bad("tolerance", f"must be ≥ 0, got {row.get('tolerance')!r}")
+        return None
+    ranking = str(row["criterion"]) == RANK_GOLD
+    if ranking and protocol == "score":
+        bad("criterion", "a ranking gold ('rank') needs protocol rank or both")
+        return None
+    if ranking and not (numbers["expected"].is_integer() and 1 <= numbers["expected"]
+                        <= n_models):
+        bad("expected", f"a rank from 1 to {n_models}, got {row['expected']!r}")
+        return None
+    # "overall" is the criterion every ranking is stored under (concord.services.ranking).
+    return GoldSpec(str(row["prompt_id"]), str(row["model"]), int(numbers["sample"]),
+                    "overall" if ranking else str(row["criterion"]), numbers["expected"],
+                    numbers["tolerance"], unit="prompt" if ranking else "image")

@@ -12,9 +12,9 @@ from sqlite_utils import Database
 
 from concord.errors import AuthError, NotFoundError, RatingError
 from concord.rubrics import Rubric, load_rubric_by_id
+from concord.store import drafts, work
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
-from concord.store import work
 from concord.store.db import now, transaction
 
 
@@ -138,3 +138,14 @@ def skip_item(db: Database, study_name: str, rater_id: int, unit: str, item_id: 
                 f"{unit} {item_id} was never given to you")
         work.add_mark(db, study.id, rater_id, unit, item_id, "skip", reason.strip())
         work.close(db, study.id, rater_id, unit, item_id, "skipped")
+        drafts.drop(db, study.id, rater_id, unit, item_id)
+
+
+def reopen_item(db: Database, study_name: str, rater_id: int, unit: str, item_id: int) -> None:
+    """Take a skipped (or done) item up again: it becomes the rater's next item, on a fresh
+    lease."""
+    study = member_study(db, study_name, rater_id)
+    with transaction(db):
+        require(work.get_assignment(db, study.id, rater_id, unit, item_id) is not None,
+                f"{unit} {item_id} was never given to you")
+        work.claim(db, study.id, rater_id, unit, item_id)

@@ -73,9 +73,37 @@ def rater_progress(db: Database, study_name: str) -> list[dict[str, Any]]:
 
 
 def flags_and_skips(db: Database, study_name: str) -> list[dict[str, Any]]:
-    """Every skip and flag raters left in a study."""
+    """Every skip and flag raters left in a study, newest first: ``kind, rater, note``
+    (the reason), ``unit`` (image or prompt), ``prompt_id, prompt, model`` and
+    ``image_path`` (absolute; None for a ranking set or an image without a file)."""
     study = study_store.get_study(db, study_name)
-    return work.marks(db, study.id)
+    base = Path(study.root or ".")
+    return [{**row, "image_path": base / row.pop("path") if row.get("path") else None}
+            for row in work.marks(db, study.id)]
+
+
+def raters(db: Database, study_name: str | None = None) -> list[dict[str, Any]]:
+    """Raters (of one study, or all) with ``link`` ("active", "revoked" or "none"),
+    studies, counts of current ratings and rankings, and when they were created."""
+    study_id = study_store.get_study(db, study_name).id if study_name else None
+    out = []
+    for r in rater_store.list_raters(db, study_id):
+        link = "revoked" if r["revoked_at"] else "active" if r["has_link"] else "none"
+        out.append({"name": r["name"], "role": r["role"], "link": link,
+                    "studies": r["studies"], "ratings": r["ratings"],
+                    "rankings": r["rankings"], "created_at": r["created_at"]})
+    return out
+
+
+def revoke(db: Database, name: str, *, actor: str = "cli") -> None:
+    """Revoke a rater's invite link: it stops working at once, in open tabs too."""
+    rater_store.revoke(db, name, actor=actor)
+
+
+def with_links(db: Database, names: list[str]) -> list[str]:
+    """The names among ``names`` that already have a working invite link."""
+    return [r["name"] for r in rater_store.list_raters(db)
+            if r["name"] in set(names) and r["has_link"] and not r["revoked_at"]]
 
 
 def delete(db: Database, study_name: str, *, actor: str = "cli") -> dict[str, int]:

@@ -114,9 +114,11 @@ def studies_of(db: Database, rater_id: int) -> list[int]:
 
 
 def list_raters(db: Database, study_id: int | None = None) -> list[dict]:
-    """Raters with their studies and counts of current ratings and rankings."""
+    """Raters with ``has_link`` (an invite was issued), their studies and counts of current
+    ratings and rankings."""
     sql = (
         "SELECT r.id, r.name, r.role, r.created_at, r.revoked_at,"
+        " r.token_hash IS NOT NULL AS has_link,"
         " (SELECT group_concat(s.name, ', ') FROM study_raters sr JOIN studies s"
         "  ON s.id = sr.study_id WHERE sr.rater_id = r.id) AS studies,"
         " (SELECT COUNT(*) FROM current_ratings c WHERE c.rater_id = r.id) AS ratings,"

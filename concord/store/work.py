@@ -202,11 +202,38 @@ def add_mark(db: Database, study_id: int, rater_id: int, unit: str, item_id: int
     )
 
 
-def marks(db: Database, study_id: int) -> list[dict]:
-    """All skips and flags of a study with rater names."""
+def notes(db: Database, study_id: int, rater_id: int, unit: str, item_id: int,
+          kind: str) -> list[str]:
+    """The notes of one rater's marks of one kind on one item, oldest first."""
+    return [r[0] for r in db.execute(
+        "SELECT note FROM marks WHERE study_id = ? AND rater_id = ? AND unit = ? AND"
+        " item_id = ? AND kind = ? ORDER BY id", [study_id, rater_id, unit, item_id, kind])]
+
+
+def skipped_items(db: Database, study_id: int, rater_id: int, unit: str) -> list[dict]:
+    """Items a rater skipped (and has not done since), newest first, with the last reason."""
     return list(db.query(
-        "SELECT m.unit, m.item_id, m.kind, m.note, m.created_at, r.name AS rater FROM marks m"
-        " JOIN raters r ON r.id = m.rater_id WHERE m.study_id = ? ORDER BY m.id", [study_id]))
+        "SELECT a.item_id, a.done_at AS at, (SELECT m.note FROM marks m WHERE"
+        " m.study_id = a.study_id AND m.rater_id = a.rater_id AND m.unit = a.unit AND"
+        " m.item_id = a.item_id AND m.kind = 'skip' ORDER BY m.id DESC LIMIT 1) AS reason"
+        " FROM assignments a WHERE a.study_id = ? AND a.rater_id = ? AND a.unit = ? AND"
+        " a.status = 'skipped' ORDER BY a.done_at DESC, a.id DESC",
+        [study_id, rater_id, unit]))
+
+
+def marks(db: Database, study_id: int) -> list[dict]:
+    """All skips and flags of a study, newest first, with the rater and what was marked:
+    ``unit, item_id, kind, note, created_at, rater, prompt_id, prompt, model`` (None for a
+    ranking set), ``path`` (of the image; None for a ranking set)."""
+    return list(db.query(
+        "SELECT m.unit, m.item_id, m.kind, m.note, m.created_at, r.name AS rater,"
+        " p.key AS prompt_id, p.text AS prompt, md.name AS model, i.path FROM marks m"
+        " JOIN raters r ON r.id = m.rater_id"
+        " LEFT JOIN images i ON m.unit = 'image' AND i.id = m.item_id"
+        " LEFT JOIN models md ON md.id = i.model_id"
+        " LEFT JOIN prompts p ON p.id = CASE WHEN m.unit = 'image' THEN i.prompt_id"
+        " ELSE m.item_id END"
+        " WHERE m.study_id = ? ORDER BY m.id DESC", [study_id]))
 
 
 def status_counts(db: Database, study_id: int, rater_id: int, unit: str) -> dict[str, int]:
@@ -224,6 +251,7 @@ def coverage_summary(db: Database, study_id: int, unit: str) -> list[dict]:
     """Per rater: open, done and skipped counts (the researcher's progress table)."""
     return list(db.query(
         "SELECT r.name AS rater, SUM(a.status = 'done') AS done, SUM(a.status = 'open') AS open,"
-        " SUM(a.status = 'skipped') AS skipped FROM assignments a JOIN raters r"
+        " SUM(a.status = 'skipped') AS skipped, SUM(a.status = 'released') AS released"
+        " FROM assignments a JOIN raters r"
         " ON r.id = a.rater_id WHERE a.study_id = ? AND a.unit = ? GROUP BY r.name"
         " ORDER BY r.name", [study_id, unit]))
