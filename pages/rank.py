@@ -84,12 +84,12 @@ def keys(rs: ranking.RankSet | None) -> widgets.Keys:
 
 def head(rs: ranking.RankSet | None) -> None:
     with st.container(key="concord_head"):
+        st.caption(f"Rank images · {study}")
         done = ranking.progress(session.db(), study, rater_id)
         widgets.progress_and_notice(done.done, done.skipped, done.assigned,
                                     "prompts ranked", rk.NOTICE)
         if rs is None:
             return
-        st.caption(f"Prompt · {study}")
         widgets.literal(rs.prompt or "(no prompt text)", css="concord-prompt")
         st.caption(" · ".join(f"**{c.name}**: {c.definition}" for c in rubric.criteria))
         st.caption("Click the images from best to worst (or press their slot number). "

@@ -102,11 +102,11 @@ def keys(item: rating.Item | None) -> widgets.Keys:
 def head(item: rating.Item | None, editing: bool) -> None:
     """Progress, notices and the prompt: they stay in view while the rater works."""
     with st.container(key="concord_head"):
+        st.caption(f"Rate images · {study}" + (" · editing an earlier rating" if editing else ""))
         done = rating.progress(session.db(), study, rater_id)
         widgets.progress_and_notice(done.done, done.skipped, done.assigned, "rated", rs.NOTICE)
         if item is None:
             return
-        st.caption(f"Editing an earlier rating · {study}" if editing else f"Prompt · {study}")
         widgets.literal(item.prompt or "(no prompt text)", css="concord-prompt")
         if item.instruction:
             widgets.literal(f"Instruction: {item.instruction}")

@@ -14,7 +14,7 @@ st.title("Raters")
 if study is None:
     st.info("Import a study first.")
     st.stop()
-base_url = session.invite_base_url()
+base_url = session.invite_base_url("raters")
 
 with st.form("invite_form"):
     st.subheader(f"Invite raters to {study}")

@@ -13,9 +13,10 @@ from tests.helpers import make_folder_study
 LIVE = "0000"  # a lease cutoff before any opened_at: every open assignment holds its slot
 
 
-def setup_study(tmp_path, db, *, prompts=6, models=("a", "b"), k=2, raters=3, extra=""):
+def setup_study(tmp_path, db, *, prompts=6, models=("a", "b"), k=2, raters=3, extra="",
+                protocol="score"):
     manifest = make_folder_study(tmp_path / "as", prompts=prompts, models=models, k=k,
-                                 extra=extra)
+                                 extra=extra, protocol=protocol)
     studies.import_manifest(db, manifest)
     invites = studies.invite(db, "as", [f"r{i}" for i in range(raters)], "http://x")
     return [rater_for_token(db, i.url.split("token=")[1]).id for i in invites]
@@ -106,3 +107,24 @@ def test_preload_predicts_the_next_item(tmp_path, db):
     predicted = common.peek_next(db, study, rater, "image", item.image_id)
     rate(db, rater, item)
     assert rating.next_item(db, "as", rater).image_id == predicted
+
+
+def test_ranking_gold_goes_to_every_rater(tmp_path, db):
+    from concord.services import ranking
+
+    gold = tmp_path / "gold.csv"
+    gold.write_text("prompt_id,model,criterion,expected\np3,a,rank,1\n")
+    # only p0 is chosen for ranking, but the gold prompt p3 joins the sets
+    raters = setup_study(tmp_path, db, prompts=4, k=1, raters=3, protocol="rank",
+                         extra=f"gold: {gold}\nranking:\n  prompts: [p0]\n")
+    row = db.execute("SELECT g.unit, g.criterion, g.expected, p.key, p.rank_set FROM gold g"
+                     " JOIN images i ON i.id = g.image_id JOIN prompts p ON p.id = i.prompt_id"
+                     ).fetchone()
+    assert tuple(row) == ("prompt", "overall", 1.0, "p3", 1)  # a gold prompt is always a set
+    for r in raters:
+        got = []
+        while (rs := ranking.next_set(db, "as", r)) is not None:
+            got.append(rs.prompt_id)
+            ranking.submit(db, "as", r, rs, [[im.image_id] for im in rs.images])
+        assert row[3] in {db.execute("SELECT key FROM prompts WHERE id = ?", [p]).fetchone()[0]
+                          for p in got}

@@ -541,3 +541,19 @@ def test_source_image_that_is_not_an_image(tmp_path, db):
     text = problem_text(import_fails(db, manifest))
     assert "inputs/p0.png" in text
     assert "source_image" in text
+
+
+@pytest.mark.parametrize(("rows", "protocol", "field", "message"), [
+    ("p0,m1,rank,1\n", "score", "criterion", "needs protocol rank or both"),
+    ("p0,m1,rank,3\n", "rank", "expected", "a rank from 1 to 2"),
+    ("p0,m1,rank,1.5\n", "rank", "expected", "a rank from 1 to 2"),
+    ("p0,m1,rank,1\np0,m2,rank,1\n", "rank", "expected", "already has a gold image for rank 1"),
+    ("p0,m1,SC,x\n", "score", "expected", "not a number"),
+])
+def test_bad_ranking_gold_is_refused(tmp_path, db, rows, protocol, field, message):
+    gold = tmp_path / "gold.csv"
+    gold.write_text("prompt_id,model,criterion,expected\n" + rows)
+    manifest = make_folder_study(tmp_path / "g", prompts=2, protocol=protocol,
+                                 extra=f"gold: {gold}\n")
+    err = str(import_fails(db, manifest))
+    assert f"field '{field}'" in err and message in err and "gold.csv" in err

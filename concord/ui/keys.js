@@ -111,20 +111,28 @@ function onClick(kb, e) {
   }
 }
 
+// The skip/flag field and the data naming it arrive in either order: try on both.
+function focusField(kb) {
+  const field = kb.focus && document.querySelector(kb.focus);
+  if (field && !field.dataset.concordFocused) {
+    field.dataset.concordFocused = '1';
+    field.focus({preventScroll: true});
+  }
+}
+
 function watchPage(kb) {
   new MutationObserver(() => {
     // Decode the preloaded next image ahead of time, so showing it is a paint only.
     document.querySelectorAll('.st-key-concord_preload img').forEach((img) => {
       if (!img.dataset.decoded) { img.dataset.decoded = '1'; img.decode().catch(() => {}); }
     });
-    const field = kb.focus && document.querySelector(kb.focus);
-    if (field && !field.dataset.concordFocused) {
-      field.dataset.concordFocused = '1';
-      field.focus({preventScroll: true});
-    }
-    const head = document.querySelector('.st-key-concord_head');
+    focusField(kb);
+    // The head's wrapper is what sticks (see widgets.py); its height includes the space
+    // under Streamlit's own header bar.
+    const head = document.querySelector('[data-testid="stLayoutWrapper"]:has(> .st-key-concord_head)');
     if (head && !head.dataset.concordSized) {
       head.dataset.concordSized = '1';
+      kb.head = head;
       new ResizeObserver(() => document.documentElement.style.setProperty(
           '--concord-head', `${Math.ceil(head.getBoundingClientRect().height)}px`)).observe(head);
     }
@@ -147,6 +155,7 @@ export default function(component) {
     }
     kb.item = data.item;
   }
+  focusField(kb);
   // A marker tests (and curious users) can wait for: keys work from now on.
   document.documentElement.dataset.concordKeys = 'ready';
   if (!kb.observing) {

@@ -34,18 +34,24 @@ def settings() -> Settings:
     return Settings.from_env()
 
 
-def invite_base_url() -> str:
+def invite_base_url(page: str) -> str:
     """Where invite links point: ``CONCORD_BASE_URL`` if set, else the address this browser
-    reached the app at (so ``PORT=8611 make run`` gives links to :8611), else the default."""
+    reached the app at (so ``PORT=8611 make run`` gives links to :8611), else the default.
+
+    Args:
+        page: the URL path of the page asking (its last path segment is dropped).
+    """
     configured = settings()
     if os.environ.get("CONCORD_BASE_URL"):
         return configured.base_url
     seen = st.context.url
-    if seen:
-        parts = urllib.parse.urlsplit(seen)
-        return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"),
-                                        "", "")).rstrip("/")
-    return configured.base_url
+    if not seen:
+        return configured.base_url
+    parts = urllib.parse.urlsplit(seen)
+    path = parts.path.rstrip("/")
+    if path.endswith("/" + page) or path == page:
+        path = path[: -len(page)].rstrip("/")
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
 
 
 def open_run_db() -> Database:
@@ -74,8 +80,25 @@ def user() -> User | None:
     return st.session_state.get(USER)
 
 
+def through_app() -> None:
+    """Make sure this run went through app.py (sign-in and navigation).
+
+    When the first request after the server starts is for a page URL (a rater's bookmark
+    of /rank), Streamlit runs ``pages/<page>.py`` on its own, in its older multipage mode
+    (because a ``pages/`` folder exists), until some run of app.py has called
+    ``st.navigation``. Switch that mode off and run again, through app.py. (Only the first
+    runs after a server start can be in that mode: a fresh page load, no click to lose.)
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def require_user() -> User:
     """The signed-in user, or stop the page with a message."""
+    through_app()
     u = user()
     if u is None:
         st.error("Please sign in first: open your invite link, or use the researcher sign-in.")

@@ -24,13 +24,15 @@ _keys_component = None
 # down to fit the window, never up (a 256 px image stays 256 px). --concord-head is the
 # head's height, kept up to date by keys.js.
 _RATER_CSS = """<style>
-.st-key-concord_head{position:sticky;top:3.75rem;z-index:10;background:var(--background-color,#fff);
-  padding-bottom:.25rem}
+[data-testid="stMainBlockContainer"]{padding-top:3.5rem}
+[data-testid="stLayoutWrapper"]:has(> .st-key-concord_head){position:sticky;top:0;
+  z-index:10;background:var(--background-color,#fff);padding-top:3.5rem;margin-top:-3.5rem}
 .st-key-concord_head .concord-prompt{max-height:9.5em;overflow-y:auto}
-.st-key-concord_image{position:sticky;top:calc(3.75rem + var(--concord-head,6rem));
-  align-self:flex-start}
+[data-testid="stColumn"]:has(.st-key-concord_image) > div{height:100%}
+[data-testid="stLayoutWrapper"]:has(> .st-key-concord_image){position:sticky;
+  top:calc(1rem + var(--concord-head,6rem))}
 .st-key-concord_image img{width:auto!important;max-width:100%;
-  max-height:calc(100vh - 5.5rem - var(--concord-head,6rem));object-fit:contain}
+  max-height:calc(100vh - 2rem - var(--concord-head,6rem));object-fit:contain}
 .st-key-concord_zoom{overflow:auto;max-height:78vh}
 .st-key-concord_zoom img{max-width:none!important;max-height:none!important;width:auto!important}
 .concord-prompt{font-size:1.35rem;font-weight:600;line-height:1.35;white-space:pre-wrap;

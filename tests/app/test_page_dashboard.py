@@ -19,8 +19,8 @@ def researcher_dashboard() -> AppTest:
 
 
 def pick_study(at: AppTest, name: str) -> AppTest:
-    # AppTest runs the page script alone (no sidebar of app.py): set what the picker sets.
-    at.session_state["concord_study"] = name
+    # The sidebar study picker (app.py) is keyed "study_pick".
+    at.session_state["study_pick"] = name
     return at.run()
 
 

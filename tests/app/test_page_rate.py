@@ -216,3 +216,34 @@ def test_a_revoked_rater_in_an_open_session_stores_nothing(app_env):
     assert ratings(app_env["db"]).empty
     assert any("revoked" in e.value for e in at.error)
     assert len(at.radio) == 0
+
+
+def test_my_ratings_lists_thumbnails_and_skips_that_can_be_rated_later(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    choose(at, 1.0, 1.0)
+    at.button(key="rate_submit").click().run()
+    skipped = shown_image_key(at)
+    at.button(key="rate_skip_btn").click().run()
+    at.text_input(key="rate_skip_reason").input("too dark to judge")
+    at.button(key="rate_skip_ok").click().run()
+    at.switch_page("pages/my_work.py").run()
+    assert not at.exception
+    assert len(at.get("image")) == 2  # one thumbnail per row: the rated and the skipped
+    assert any("too dark to judge" in c.value for c in at.caption)
+    at.button(key=next(b.key for b in at.button if b.key.startswith("rate_skipped_"))).click()
+    at.run()
+    at.switch_page("pages/rate.py").run()
+    assert shown_image_key(at) == skipped  # taken up again, first in line
+
+
+def test_progress_lists_skips_and_flags_with_prompt_rater_and_reason(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    at.button(key="rate_flag").click().run()
+    at.text_input(key="rate_flag_note").input("watermark visible")
+    at.button(key="rate_flag_ok").click().run()
+    from tests.app.test_page_research import researcher
+
+    res = researcher("pages/progress.py")
+    text = " ".join([h.proto.body for h in res.get("html")] + [m.value for m in res.markdown])
+    assert "watermark visible" in text and "ann" in text and "a photo of object" in text
+    assert len(res.get("image")) == 1  # the thumbnail of the flagged image
