@@ -76,8 +76,8 @@ def jpeg_with_everything(orientation: int = 1, size: tuple[int, int] = (56, 40))
     exif[0x010E] = f"prompt: a cat, model {NAME}"
     exif[0x0112] = orientation
     out = io.BytesIO()
-    base_image("RGB", size).save(out, "JPEG", quality=90, exif=exif.tobytes(), comment=NAME.encode(),
-                 icc_profile=b"\0" * 40 + NAME.encode())
+    base_image("RGB", size).save(out, "JPEG", quality=90, exif=exif.tobytes(),
+                                 comment=NAME.encode(), icc_profile=b"\0" * 40 + NAME.encode())
     data = out.getvalue()
     xmp = _jpeg_segment(0xE1, b"http://ns.adobe.com/xap/1.0/\0<x>" + NAME.encode() + b"</x>")
     jumbf = _jpeg_segment(0xEB, b"JP\0\x01\0\0\0\x01jumbc2pa" + NAME.encode())
