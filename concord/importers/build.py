@@ -11,6 +11,7 @@ from concord.errors import InputError, Problem
 from concord.importers import benchmarks, folders
 from concord.importers.images import verify_many
 from concord.importers.manifest import Manifest, load_manifest
+from concord.importers.safe_load import MAX_SAMPLE, finite_number, shown, whole_number
 from concord.importers.tables import TableError, read_records
 from concord.plan import GoldSpec, ImageSpec, PromptSpec, StudyPlan
 from concord.rubrics import list_rubrics
@@ -127,16 +128,36 @@ def _read_gold(m: Manifest, prompts: list[PromptSpec], models: list[str],
         return []
     keys, out = {p.key for p in prompts}, []
     for line, row in rows:
+        before = len(problems)
+
         def bad(fld: str, msg: str, line: int = line) -> None:
             problems.append(Problem(str(m.gold), msg, row=line, field=fld))
         if row["prompt_id"] not in keys:
-            bad("prompt_id", f"unknown prompt id {row['prompt_id']!r}")
+            bad("prompt_id", f"unknown prompt id {shown(row['prompt_id'])}")
         if row["model"] not in models:
-            bad("model", f"unknown model {row['model']!r}")
-        try:
-            out.append(GoldSpec(str(row["prompt_id"]), str(row["model"]),
-                                int(row.get("sample") or 0), str(row["criterion"]),
-                                float(row["expected"]), float(row.get("tolerance") or 0)))
-        except ValueError as exc:
-            bad("expected", f"not a number ({exc})")
+            bad("model", f"unknown model {shown(row['model'])}")
+        sample, expected, tolerance = _gold_numbers(row, bad)
+        if len(problems) == before:
+            out.append(GoldSpec(str(row["prompt_id"]), str(row["model"]), sample,
+                                str(row["criterion"]), expected, tolerance))
     return out
+
+
+def _gold_numbers(row: dict[str, Any], bad: Callable[[str, str], None]) -> tuple[int, float, float]:
+    """(sample, expected, tolerance) of a gold row; each bad field is reported."""
+    sample, expected, tolerance = 0, 0.0, 0.0
+    try:
+        sample = whole_number(row.get("sample") or "0", 0, MAX_SAMPLE)
+    except ValueError as exc:
+        bad("sample", str(exc))
+    try:
+        expected = finite_number(row["expected"])
+    except ValueError as exc:
+        bad("expected", str(exc))
+    try:
+        tolerance = finite_number(row.get("tolerance") or "0")
+    except ValueError as exc:
+        bad("tolerance", str(exc))
+    if tolerance < 0:
+        bad("tolerance", f"expected a number ≥ 0, got {tolerance:g}")
+    return sample, expected, tolerance
