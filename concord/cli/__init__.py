@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "concord.cli.export",
     "concord.cli.score",
     "concord.cli.stats",
+    "concord.cli.backup",
 )
 
 
