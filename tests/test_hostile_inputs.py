@@ -15,6 +15,7 @@ import tracemalloc
 import pytest
 
 from concord.importers.manifest import load_manifest
+from concord.importers.tiif_judge import JudgeFileError, read_tiif_judge_jsonl
 from concord.rubrics import validate_rubrics
 from concord.services import studies
 from concord.store import open_db
@@ -343,3 +344,31 @@ def test_a_large_prompt_table_is_still_read(db, study):
     prompts.write_text("".join(json.dumps(r) + "\n" for r in rows))
     study.write_text(study.read_text().replace("prompts.csv", "prompts.jsonl"))
     assert studies.import_manifest(db, study).prompts_added == 10_000
+
+
+# --- metric score files (TIIF-Bench judge outputs) ----------------------------------------
+
+def test_a_named_pipe_as_judge_output_is_refused_not_waited_on(tmp_path):
+    fifo = tmp_path / "eval_results_GPT-4o.jsonl"
+    os.mkfifo(fifo)
+    err = _one_line_error(_cli("--db", str(tmp_path / "c.db"), "import-scores", "--study", "t",
+                               "--format", "tiif", str(fifo)))
+    assert f"{fifo}: is not a regular file" in err
+
+
+def test_deep_nesting_and_huge_numbers_in_judge_output(tmp_path):
+    record = {"attribute": "color", "desc": "short_description", "questions": ["q"],
+              "gt_answers": ["yes"], "model_pred": ["yes"], "model": "m"}
+    path = tmp_path / "judge.jsonl"
+    path.write_text("\n".join([
+        json.dumps({**record, "line_idx": 0}),
+        json.dumps({**record, "line_idx": 10**20}),
+        '{"line_idx": 1, "extra": ' + "[" * 10_000 + "]" * 10_000 + "}",
+        '{"line_idx": 1, "line_idx": 2}',
+    ]) + "\n")
+    with pytest.raises(JudgeFileError) as info:
+        read_tiif_judge_jsonl(path)
+    found = {(p.row, p.field): p.message for p in info.value.problems}
+    assert "from 0 to" in found[2, "line_idx"]
+    assert found[3, None] == "nested more than 64 levels deep"
+    assert found[4, None] == "key 'line_idx' twice in one object"

@@ -9,12 +9,19 @@ or a ``model`` field); the variant from ``desc`` and the path, which must agree.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
 from concord.errors import InputError, Problem
+from concord.importers.safe_load import (
+    INT64_MAX,
+    MAX_DOCUMENT_BYTES,
+    LoadError,
+    load_json,
+    whole_number_problem,
+)
+from concord.importers.tables import TableError, read_bytes, regular_file_problem
 
 REQUIRED = ("attribute", "desc", "line_idx", "questions", "gt_answers", "model_pred")
 COLUMNS = ["model", "dimension", "variant", "prompt_index", "question_id", "question",
@@ -47,6 +54,9 @@ def _record_rows(obj: object, where: tuple[str, int], from_path: dict[str, str],
     missing = [k for k in REQUIRED if k not in obj]
     if missing:
         return [], [p for k in missing for p in problem("missing field", k)]
+    bad_index = whole_number_problem(obj["line_idx"], 0, INT64_MAX)
+    if bad_index is not None:
+        return [], problem(bad_index, "line_idx")
     lists = {k: obj[k] for k in ("questions", "gt_answers", "model_pred")}
     for key, value in lists.items():
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -108,14 +118,17 @@ def read_tiif_judge_jsonl(path: Path, *, on_length_mismatch: str = "error") -> p
     path = Path(path)
     rows: list[tuple] = []
     problems: list[Problem] = []
+    not_regular = regular_file_problem(path)  # a pipe would block the read for ever
+    if not_regular is not None:
+        raise JudgeFileError([not_regular])
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                problems.append(Problem(str(path), f"malformed JSON: {exc}", row=number))
+                obj = load_json(raw.decode("utf-8"))
+            except (LoadError, UnicodeDecodeError) as exc:
+                problems.append(Problem(str(path), _json_problem(exc), row=number))
                 continue
             got, bad = _record_rows(obj, (str(path), number), {}, on_length_mismatch)
             rows.extend(got)
@@ -144,9 +157,12 @@ def read_tiif_judge_tree(root: Path, *, on_length_mismatch: str = "error") -> pd
     problems: list[Problem] = []
     for path in paths:
         try:
-            obj = json.loads(path.read_bytes())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            problems.append(Problem(str(path), f"malformed JSON: {exc}", row=1))
+            obj = load_json(read_bytes(path, MAX_DOCUMENT_BYTES).decode("utf-8"))
+        except TableError as exc:  # not a regular file, too large
+            problems.extend(exc.problems)
+            continue
+        except (LoadError, UnicodeDecodeError) as exc:
+            problems.append(Problem(str(path), _json_problem(exc), row=1))
             continue
         meta = _path_parts(str(path.relative_to(root)))
         got, bad = _record_rows(obj, (str(path), 1), meta, on_length_mismatch)
@@ -157,6 +173,12 @@ def read_tiif_judge_tree(root: Path, *, on_length_mismatch: str = "error") -> pd
     if problems:
         raise JudgeFileError(problems)
     return _frame(rows)
+
+
+def _json_problem(exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+    return exc.message if isinstance(exc, LoadError) else str(exc)
 
 
 def _index(path: Path) -> tuple[int, str]:
