@@ -372,3 +372,16 @@ def test_deep_nesting_and_huge_numbers_in_judge_output(tmp_path):
     assert "from 0 to" in found[2, "line_idx"]
     assert found[3, None] == "nested more than 64 levels deep"
     assert found[4, None] == "key 'line_idx' twice in one object"
+
+
+def test_the_documented_limits_are_the_enforced_ones():
+    from concord.importers import safe_load as s
+
+    doc = (ROOT / "docs" / "manifest.md").read_text(encoding="utf-8")
+    section = doc.split("## What each input may be, and how large")[1].split("\n## ")[0]
+    for text in (f"{s.MAX_DOCUMENT_BYTES >> 20} MiB", f"{s.MAX_TABLE_BYTES >> 20} MiB",
+                 f"nested at most **{s.MAX_DEPTH}** levels", f"**{s.MAX_YAML_NODES:,}** values",
+                 f"1 to {s.MAX_RATERS_PER_ITEM:,}", "0 to 2³¹ − 1", "−2⁶³ to 2⁶³ − 1"):
+        assert text in section, text
+    assert s.MAX_SAMPLE == 2**31 - 1
+    assert (s.INT64_MIN, s.INT64_MAX) == (-(2**63), 2**63 - 1)
