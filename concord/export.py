@@ -17,6 +17,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from concord import atomic
+from concord.errors import ConcordError
+
 COLUMNS = [
     "study", "kind", "prompt_id", "prompt", "model", "sample", "rater", "criterion", "value",
     "rank", "position", "seconds", "time",
@@ -144,14 +147,34 @@ def _file_part(text: str) -> str:
 
 
 def write_imagenhub(ratings: pd.DataFrame, directory: Path) -> list[Path]:
-    """Write :func:`imagenhub_tables` under ``directory``; returns the files written."""
-    written = []
-    for rel, text in imagenhub_tables(ratings).items():
-        path = directory / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    return written
+    """Write :func:`imagenhub_tables` as the folder ``directory``; returns the files.
+
+    The folder is built beside ``directory`` and swapped in whole (:mod:`concord.atomic`),
+    so it holds exactly this export and a killed export leaves the previous one intact.
+    A folder that holds anything but an ImagenHub export (``<Task>/*.tsv``) is refused
+    rather than replaced.
+    """
+    directory = Path(directory)
+    stranger = _not_an_export(directory)
+    if stranger is not None:
+        raise ConcordError(f"{directory} holds {stranger}, which is not part of an ImagenHub "
+                           "export; choose a new or empty folder (the export replaces the "
+                           "whole folder)")
+    files = {rel: text.encode("utf-8") for rel, text in imagenhub_tables(ratings).items()}
+    return atomic.replace_dir(directory, files)
+
+
+def _not_an_export(directory: Path) -> Path | None:
+    """The first entry of ``directory`` that an ImagenHub export would not have."""
+    if not directory.is_dir():
+        return None
+    for task in sorted(directory.iterdir()):
+        if task.is_symlink() or not task.is_dir():
+            return task
+        for entry in sorted(task.iterdir()):
+            if entry.is_symlink() or not entry.is_file() or entry.suffix != ".tsv":
+                return entry
+    return None
 
 
 def imagenhub_zip_bytes(ratings: pd.DataFrame) -> bytes:

@@ -548,7 +548,7 @@ def test_source_image_that_is_not_an_image(tmp_path, db):
     ("p0,m1,rank,3\n", "rank", "expected", "a rank from 1 to 2"),
     ("p0,m1,rank,1.5\n", "rank", "expected", "a rank from 1 to 2"),
     ("p0,m1,rank,1\np0,m2,rank,1\n", "rank", "expected", "already has a gold image for rank 1"),
-    ("p0,m1,SC,x\n", "score", "expected", "not a number"),
+    ("p0,m1,SC,x\n", "score", "expected", "expected a number, got 'x'"),
 ])
 def test_bad_ranking_gold_is_refused(tmp_path, db, rows, protocol, field, message):
     gold = tmp_path / "gold.csv"
@@ -557,3 +557,10 @@ def test_bad_ranking_gold_is_refused(tmp_path, db, rows, protocol, field, messag
                                  extra=f"gold: {gold}\n")
     err = str(import_fails(db, manifest))
     assert f"field '{field}'" in err and message in err and "gold.csv" in err
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "x", "100000000000000000000", ".nan", "true"])
+def test_bad_lease_minutes_is_refused(db, study, value):
+    study.write_text(study.read_text() + f"lease_minutes: {value}\n")
+    err = str(import_fails(db, study))
+    assert "field 'lease_minutes'" in err and "a week" in err

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from concord import export
+from concord import atomic, export
 from concord.cli.common import db_for
 from concord.config import Settings
 from concord.errors import ConcordError
@@ -22,7 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "parquet); imagenhub writes <Task>/<Task>_<rater>.tsv files into a folder.")
     p.add_argument("--study", required=True, help="the study to export")
     p.add_argument("--format", choices=export.FORMATS, default="csv")
-    p.add_argument("-o", "--output", help="output file (folder for imagenhub)")
+    p.add_argument("-o", "--output",
+                   help="output file (folder for imagenhub), replaced atomically")
     p.set_defaults(func=_export)
 
 
@@ -36,7 +37,7 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     data = labels.export_bytes(db, args.study, args.format)
     if args.output:
-        Path(args.output).write_bytes(data)
+        atomic.write_bytes(Path(args.output), data)  # a killed export keeps the previous file
         print(f"wrote {args.output}", file=sys.stderr)
     elif args.format == "parquet":
         raise ConcordError("--format parquet needs -o FILE")

@@ -11,6 +11,7 @@ from concord.errors import InputError, Problem
 from concord.importers import benchmarks, folders
 from concord.importers.images import verify_many
 from concord.importers.manifest import Manifest, load_manifest
+from concord.importers.safe_load import MAX_SAMPLE, finite_number, shown, whole_number
 from concord.importers.tables import TableError, read_records
 from concord.plan import GoldSpec, ImageSpec, PromptSpec, StudyPlan
 from concord.rubrics import list_rubrics
@@ -135,51 +136,62 @@ def _read_gold(m: Manifest, prompts: list[PromptSpec], models: list[str],
     out: list[GoldSpec] = []
     ranked: set[tuple[str, float]] = set()
     for line, row in rows:
+        before = len(problems)
+
         def bad(fld: str, msg: str, line: int = line) -> None:
             problems.append(Problem(str(m.gold), msg, row=line, field=fld))
         if str(row["prompt_id"]) not in by_key:
-            bad("prompt_id", f"unknown prompt id {row['prompt_id']!r}")
+            bad("prompt_id", f"unknown prompt id {shown(row['prompt_id'])}")
         if row["model"] not in models:
-            bad("model", f"unknown model {row['model']!r}")
-        spec = _gold_spec(row, bad, m.protocol, len(models))
+            bad("model", f"unknown model {shown(row['model'])}")
+        sample, expected, tolerance = _gold_numbers(row, bad)
+        if len(problems) > before:
+            continue
+        spec = _gold_spec(row, (sample, expected, tolerance), bad, m.protocol, len(models))
         if spec is not None and spec.unit == "prompt":
             if (spec.prompt_key, spec.expected) in ranked:
                 bad("expected", f"prompt {spec.prompt_key!r} already has a gold image for rank "
                                 f"{spec.expected:g}")
                 continue
             ranked.add((spec.prompt_key, spec.expected))
+            by_key[spec.prompt_key].rank_set = True  # every rater must meet it
         if spec is not None:
             out.append(spec)
-            if spec.unit == "prompt" and spec.prompt_key in by_key:
-                by_key[spec.prompt_key].rank_set = True  # every rater must meet it
     return out
 
 
-def _gold_spec(row: dict[str, Any], bad: Callable[[str, str], None], protocol: str,
-               n_models: int) -> GoldSpec | None:
-    numbers = {}
-    for fld, default in (("expected", None), ("tolerance", 0.0), ("sample", 0)):
-        text = row.get(fld)
-        try:
-            numbers[fld] = float(default if text in (None, "") else text)
-        except (TypeError, ValueError):
-            bad(fld, f"not a number: {text!r}")
-            return None
-    if numbers["sample"] < 0 or not numbers["sample"].is_integer():
-        bad("sample", f"a sample index ≥ 0, got {row.get('sample')!r}")
-        return None
-    if numbers["tolerance"] < 0:
-        bad("tolerance", f"must be ≥ 0, got {row.get('tolerance')!r}")
-        return None
+def _gold_numbers(row: dict[str, Any], bad: Callable[[str, str], None]) -> tuple[int, float, float]:
+    """(sample, expected, tolerance) of a gold row; each bad field is reported."""
+    sample, expected, tolerance = 0, 0.0, 0.0
+    try:
+        sample = whole_number(row.get("sample") or "0", 0, MAX_SAMPLE)
+    except ValueError as exc:
+        bad("sample", str(exc))
+    try:
+        expected = finite_number(row["expected"])
+    except ValueError as exc:
+        bad("expected", str(exc))
+    try:
+        tolerance = finite_number(row.get("tolerance") or "0")
+    except ValueError as exc:
+        bad("tolerance", str(exc))
+    if tolerance < 0:
+        bad("tolerance", f"expected a number ≥ 0, got {tolerance:g}")
+    return sample, expected, tolerance
+
+
+def _gold_spec(row: dict[str, Any], numbers: tuple[int, float, float],
+               bad: Callable[[str, str], None], protocol: str, n_models: int) -> GoldSpec | None:
+    """A scoring gold, or (criterion ``rank``) a ranking gold after its own checks."""
+    sample, expected, tolerance = numbers
     ranking = str(row["criterion"]) == RANK_GOLD
     if ranking and protocol == "score":
         bad("criterion", "a ranking gold ('rank') needs protocol rank or both")
         return None
-    if ranking and not (numbers["expected"].is_integer() and 1 <= numbers["expected"]
-                        <= n_models):
+    if ranking and not (float(expected).is_integer() and 1 <= expected <= n_models):
         bad("expected", f"a rank from 1 to {n_models}, got {row['expected']!r}")
         return None
     # "overall" is the criterion every ranking is stored under (concord.services.ranking).
-    return GoldSpec(str(row["prompt_id"]), str(row["model"]), int(numbers["sample"]),
-                    "overall" if ranking else str(row["criterion"]), numbers["expected"],
-                    numbers["tolerance"], unit="prompt" if ranking else "image")
+    return GoldSpec(str(row["prompt_id"]), str(row["model"]), sample,
+                    "overall" if ranking else str(row["criterion"]), expected, tolerance,
+                    unit="prompt" if ranking else "image")

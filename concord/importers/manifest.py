@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from concord.errors import InputError, Problem
 from concord.importers.images import DEFAULT_MAX_PIXELS
+from concord.importers.safe_load import (
+    INT64_MAX,
+    INT64_MIN,
+    MAX_DOCUMENT_BYTES,
+    MAX_RATERS_PER_ITEM,
+    MAX_SAMPLE,
+    LoadError,
+    load_json,
+    load_yaml,
+    whole_number_problem,
+)
 from concord.importers.tables import TableError, read_text
+from concord.names import name_problem
 from concord.plan import DEFAULT_LEASE_MINUTES, PROTOCOLS
 
 LAYOUTS = ("folder", "imagenhub", "paircomp", "geneval2", "tiif", "paraphrase")
@@ -79,7 +88,7 @@ def load_manifest(path: Path) -> Manifest:
     """Parse and validate a manifest; InputError lists every problem (file and key)."""
     label = str(path)
     try:
-        text = read_text(path)
+        text = read_text(path, MAX_DOCUMENT_BYTES)
     except TableError as exc:
         raise InputError(exc.problems) from exc
     data = _parse(path, text)
@@ -93,14 +102,9 @@ def load_manifest(path: Path) -> Manifest:
 def _parse(path: Path, text: str) -> dict[str, Any]:
     label = str(path)
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except json.JSONDecodeError as exc:
-        raise InputError([Problem(label, f"malformed JSON: {exc.msg}", row=exc.lineno)]) from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        row = mark.line + 1 if mark is not None else None
-        raise InputError([Problem(label, f"malformed YAML: {exc}".splitlines()[0], row=row)]) \
-            from exc
+        data = load_json(text) if path.suffix.lower() == ".json" else load_yaml(text)
+    except LoadError as exc:
+        raise InputError([Problem(label, exc.message, row=exc.line)]) from exc
     if not isinstance(data, dict):
         raise InputError([Problem(label, f"the manifest must be a mapping, got "
                                          f"{type(data).__name__}")])
@@ -116,8 +120,8 @@ def _build(path: Path, d: dict[str, Any], problems: list[Problem]) -> Manifest |
     for key in sorted(set(d) - KNOWN_KEYS):
         bad(key, f"unknown key (known keys: {', '.join(sorted(KNOWN_KEYS))})")
     name = d.get("name")
-    if not isinstance(name, str) or not name.strip():
-        bad("name", "a non-empty study name is required")
+    if (problem := name_problem(name, "study")) is not None:
+        bad("name", problem)
     protocol = d.get("protocol", "score")
     if protocol not in PROTOCOLS:
         bad("protocol", f"{protocol!r} is not one of {', '.join(PROTOCOLS)}")
@@ -149,7 +153,11 @@ def _path(base: Path, value: Any, key: str, bad: Any, *, must_be_dir: bool = Fal
     if not isinstance(value, str) or not value:
         bad(key, f"expected a path, got {value!r}")
         return None
-    p = (base / value).resolve()
+    try:
+        p = (base / value).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop, a NUL in the path
+        bad(key, f"path cannot be resolved: {value!r} ({exc})")
+        return None
     if must_be_dir and not p.is_dir():
         bad(key, f"directory not found: {p}")
         return None
@@ -185,27 +193,26 @@ def _fill_files(m: Manifest, d: dict[str, Any], base: Path, bad: Any) -> None:
             setattr(m, key, list(val))
 
 
-def _positive_int(d: dict[str, Any], key: str, default: int, bad: Any) -> int:
+def _whole(d: dict[str, Any], key: str, default: int, bad: Any, *, low: int = 1,
+           high: int = INT64_MAX, at: str = "") -> int:
+    """``d[key]`` as a whole number in [low, high] (SQLite stores 64-bit integers at most)."""
     val = d.get(key, default)
-    if isinstance(val, bool) or not isinstance(val, int) or val < 1:
-        bad(key, f"expected a positive whole number, got {val!r}")
+    problem = whole_number_problem(val, low, high)
+    if problem is not None:
+        bad(at + key, problem)
         return default
     return val
 
 
 def _fill_numbers(m: Manifest, d: dict[str, Any], bad: Any) -> None:
-    m.raters_per_item = _positive_int(d, "raters_per_item", 3, bad)
-    m.max_pixels = _positive_int(d, "max_pixels", DEFAULT_MAX_PIXELS, bad)
-    seed = d.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        bad("seed", f"expected a whole number, got {seed!r}")
-    else:
-        m.seed = seed
+    m.raters_per_item = _whole(d, "raters_per_item", 3, bad, high=MAX_RATERS_PER_ITEM)
+    m.max_pixels = _whole(d, "max_pixels", DEFAULT_MAX_PIXELS, bad)
+    m.seed = _whole(d, "seed", 0, bad, low=INT64_MIN)
     lease = d.get("lease_minutes", DEFAULT_LEASE_MINUTES)
     if isinstance(lease, bool) or not isinstance(lease, int | float) or not (
             0 < lease <= MAX_LEASE_MINUTES):
-        bad("lease_minutes", f"expected minutes between 0 and {MAX_LEASE_MINUTES} (a week), "
-                             f"got {lease!r}")
+        bad("lease_minutes", f"expected minutes more than 0 and at most {MAX_LEASE_MINUTES}"
+                             f" (a week), got {lease!r}")
     else:
         m.lease_minutes = float(lease)
     benchmark = d.get("benchmark")
@@ -225,21 +232,14 @@ def _ranking(r: Any, bad: Any) -> Ranking:
     for key in sorted(set(r) - RANKING_KEYS):
         bad(f"ranking.{key}", f"unknown key (known: {', '.join(sorted(RANKING_KEYS))})")
     if "prompts_per_dimension" in r:
-        out.prompts_per_dimension = _positive_int(r, "prompts_per_dimension", 3, bad)
+        out.prompts_per_dimension = _whole(r, "prompts_per_dimension", 3, bad, at="ranking.")
     if "prompts" in r:
         if isinstance(r["prompts"], list) and all(isinstance(x, str) for x in r["prompts"]):
             out.prompts = list(r["prompts"])
         else:
             bad("ranking.prompts", f"expected a list of prompt ids, got {r['prompts']!r}")
-    seed, sample = r.get("seed", 0), r.get("sample", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        bad("ranking.seed", f"expected a whole number, got {seed!r}")
-    else:
-        out.seed = seed
-    if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
-        bad("ranking.sample", f"expected a sample index ≥ 0, got {sample!r}")
-    else:
-        out.sample = sample
+    out.seed = _whole(r, "seed", 0, bad, low=INT64_MIN, at="ranking.")
+    out.sample = _whole(r, "sample", 0, bad, low=0, high=MAX_SAMPLE, at="ranking.")
     if not isinstance(r.get("ties", False), bool):
         bad("ranking.ties", f"expected true or false, got {r.get('ties')!r}")
     else:

@@ -9,8 +9,8 @@ from typing import Any
 from sqlite_utils import Database
 
 from concord.config import DEMO_MANIFEST
-from concord.errors import ConcordError
 from concord.importers.build import plan_from_manifest
+from concord.names import check_name
 from concord.plan import ImportSummary
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
@@ -43,9 +43,8 @@ def invite(db: Database, study_name: str, names: list[str], base_url: str, *,
            role: str = "rater", actor: str = "cli") -> list[Invite]:
     """Create (or re-invite) raters for a study; returns one invite URL each."""
     study = study_store.get_study(db, study_name)
-    clean = [name.strip() for name in names]
-    if not all(clean):  # checked first: a token issued but never shown would be lost
-        raise ConcordError(f"empty rater name in {names!r}")
+    # every name is checked first: a token issued but never shown would be lost
+    clean = [check_name(name, "rater") for name in names]
     out = []
     for name in clean:
         token = rater_store.issue_token(db, name, role=role, study_id=study.id, actor=actor)

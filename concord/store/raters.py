@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from concord.errors import AuthError, NotFoundError
+from concord.names import check_name
 from concord.store.db import audit, now, transaction
 
 
@@ -45,10 +46,15 @@ def get_rater(db: Database, name: str) -> Rater:
 
 
 def ensure_rater(db: Database, name: str, role: str = "rater") -> Rater:
-    """Get or create a rater without a token (used for imported ratings)."""
+    """Get or create a rater without a token (used for imported ratings).
+
+    Raises:
+        ConcordError: a new rater's name is empty or not one line of visible text.
+    """
     rows = list(db.query("SELECT * FROM raters WHERE name = ?", [name]))
     if rows:
         return _row(rows[0])
+    check_name(name, "rater")
     cur = db.execute("INSERT INTO raters (name, role, created_at) VALUES (?, ?, ?)",
                      [name, role, now()])
     return Rater(int(cur.lastrowid), name, role, False)
