@@ -117,7 +117,8 @@ def pair_position_bias(
     require_columns(df, by, where="pair_position_bias")
     check_fraction(ci, name="ci")
     check_choice(method, CI_METHODS, name="method")
-    groups = df.groupby(list(by), sort=True, observed=True) if by else [((), df)]
+    groups = (df.groupby(list(by), sort=True, observed=True, dropna=False) if by
+              else [((), df)])
     rows = []
     for key, part in groups:
         outcome = part["outcome"].astype(str).to_numpy()

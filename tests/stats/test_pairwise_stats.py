@@ -111,3 +111,9 @@ def test_derived_pairs_show_slot_bias_as_left_bias():
     df.loc[boost, "rank"] = 1
     bias = pair_position_bias(pairs_from_rankings(df)).iloc[0]
     assert bias["left_share"] > 0.5 and bias["p_value"] < 0.01
+
+
+def test_position_bias_keeps_rows_whose_group_value_is_empty():
+    df = hand_pairs().assign(batch=["a", None, "a", None, "a", "a"])
+    out = pair_position_bias(df, by=["batch"])
+    assert out["n_judgments"].tolist() == [4, 2]
