@@ -23,7 +23,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from concord.stats import bootstrap_means, full_report
+from concord.stats import IMAGENHUB_O, bootstrap_means, full_report
 
 MODELS = 8
 RATERS = 25
@@ -99,9 +99,10 @@ def main() -> None:
     gen = time.perf_counter() - start
     steps = {
         "bootstrap (1,000 resamples, SC+PR)": lambda: bootstrap_means(ratings, n_boot=1000),
-        "full_report, ratings only": lambda: full_report(ratings, n_boot=1000),
+        "full_report, ratings only": lambda: full_report(ratings, n_boot=1000,
+                                                         derived=[IMAGENHUB_O]),
         "full_report, ratings+rankings+scores": lambda: full_report(
-            ratings, rankings, scores, n_boot=1000, n_perm=1000),
+            ratings, rankings, scores, n_boot=1000, n_perm=1000, derived=[IMAGENHUB_O]),
     }
     print(f"ratings: {len(ratings):,} rows; rankings: {len(rankings):,}; scores: "
           f"{len(scores):,}; generated in {gen:.2f} s")

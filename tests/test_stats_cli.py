@@ -81,9 +81,12 @@ def test_json_numbers_equal_scipy_and_statsmodels(seeded, capsys):
     sc = ratings[(ratings.model == "beta") & (ratings.criterion == "SC")]
     per_rater = sc.groupby("rater")["value"].mean()
     row = next(r for r in doc["human"] if r["model"] == "beta" and r["criterion"] == "SC")
-    assert row["mean"] == pytest.approx(per_rater.mean(), abs=1e-12)
-    assert row["std"] == pytest.approx(per_rater.std(ddof=0), abs=1e-12)
-    assert row["ci_low"] <= row["mean"] <= row["ci_high"]
+    assert row["mean_rater_means"] == pytest.approx(per_rater.mean(), abs=1e-12)
+    assert row["std_rater_means"] == pytest.approx(per_rater.std(ddof=0), abs=1e-12)
+    assert (row["mean_rater_means_ci_boot_low"] <= row["mean_rater_means"]
+            <= row["mean_rater_means_ci_boot_high"])
+    per_image = sc.groupby("image_id")["value"].mean()
+    assert row["mean_image_means"] == pytest.approx(per_image.mean(), abs=1e-12)
     # Study agreement: Fleiss' kappa from statsmodels on the items × raters table.
     wide = ratings[ratings.criterion == "SC"].pivot_table(
         index="image_id", columns="rater", values="value")
@@ -99,7 +102,8 @@ def test_json_numbers_equal_scipy_and_statsmodels(seeded, capsys):
                 and r["level"] == "item")
     rho, p = sps.spearmanr(human, metric)
     assert cell["spearman"] == pytest.approx(rho, abs=1e-12)
-    assert cell["spearman_p"] == pytest.approx(p, rel=1e-9)
+    assert cell["spearman_p_analytic"] == pytest.approx(p, rel=1e-9)
+    assert cell["spearman_p_perm"] is None and cell["spearman_ci_boot_low"] is None
     assert cell["kendall_tau_b"] == pytest.approx(sps.kendalltau(human, metric)[0], abs=1e-12)
     assert cell["pearson"] == pytest.approx(sps.pearsonr(human, metric)[0], abs=1e-12)
     assert cell["n"] == 24
@@ -109,7 +113,10 @@ def test_json_sections_directions_and_strict_json(seeded, capsys):
     _, db_path = seeded
     doc = json_doc(capsys, db_path, "--study", "dash", "--by-dimension")
     assert set(doc) == {"meta", "human", "agreement", "rankings", "human_vs_metric",
-                        "benchmarks", "by_dimension"}
+                        "human_vs_metric_per_model", "rater_vs_rest", "raters",
+                        "disagreements", "benchmarks", "by_dimension"}
+    assert doc["meta"]["rubric"] == "imagenhub-text-to-image" and doc["meta"]["criteria"] == [
+        "PR", "SC"]
     assert doc["meta"]["study"] == "dash" and doc["meta"]["lower_is_better"] == ["gned"]
     model = {(r["metric"], r["human"]): r["spearman"] for r in doc["human_vs_metric"]
              if r["level"] == "model" and r["dimension"] == "all"}
@@ -175,11 +182,15 @@ def test_drilldown_rater_quality_and_fast_frames(seeded):
     db, _ = seeded
     worst = report.disagreements(db, "dash", "vqascore", n=5)
     assert len(worst) == 5 and worst[0]["gap"] >= worst[-1]["gap"]
-    assert Path(worst[0]["path"]).is_file() and worst[0]["source"] == "ratings:O"
+    assert Path(worst[0]["path"]).is_file() and worst[0]["human_source"] == "ratings:O"
+    by_pr = report.disagreements(db, "dash", "vqascore", n=5, source="ratings:PR")
+    assert {r["human_source"] for r in by_pr} == {"ratings:PR"}
     quality = report.rater_quality(db, "dash")
     assert {(r["rater"], r["criterion"]) for r in quality} == {
-        (r, c) for r in RATERS for c in ("SC", "PR")}
-    assert all(0 < r["modal_share"] <= 1 and r["median_seconds"] > 2 for r in quality)
+        (r, c) for r in RATERS for c in ("SC", "PR", "O")}
+    rated = [r for r in quality if r["criterion"] != "O"]
+    assert all(0 < r["modal_share"] <= 1 and r["median_seconds"] > 2 for r in rated)
+    assert all(r["rest_spearman"] is not None for r in quality)
     # An edit makes a new revision and an undo (NULL values) hides the rating.
     study = study_store.get_study(db, "dash")
     before = frames.ratings_frame(db, study.id)

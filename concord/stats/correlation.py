@@ -46,8 +46,8 @@ def correlations(human: object, metric: object, *, ci: float = 0.95) -> dict[str
     NaN when fewer than 3 pairs remain or either side is constant.
 
     Returns:
-        Keys ``<stat>``, ``<stat>_ci_low``, ``<stat>_ci_high``, ``<stat>_p`` for stat in
-        ``pearson, spearman, kendall_tau_b``, and ``n``.
+        Keys ``<stat>``, ``<stat>_ci_fisher_low``, ``<stat>_ci_fisher_high``,
+        ``<stat>_p_analytic`` for stat in ``pearson, spearman, kendall_tau_b``, and ``n``.
     """
     check_fraction(ci, name="ci")
     x, y = _pair(human, metric, "correlations")
@@ -61,7 +61,8 @@ def correlations(human: object, metric: object, *, ci: float = 0.95) -> dict[str
             res = test(x, y)
             r, p = float(res.statistic), float(res.pvalue)
         low, high = _fisher_interval(r, x.size, name, ci)
-        out.update({name: r, f"{name}_ci_low": low, f"{name}_ci_high": high, f"{name}_p": p})
+        out.update({name: r, f"{name}_ci_fisher_low": low, f"{name}_ci_fisher_high": high,
+                    f"{name}_p_analytic": p})
     return out
 
 

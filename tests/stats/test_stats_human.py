@@ -59,9 +59,14 @@ def test_model_scores_match_independent_computation(missing, make_ratings):
     ours = model_scores(df, n_boot=50)
     ref = _reference_scores(df)
     merged = ours.merge(ref, on=["model", "criterion"], suffixes=("", "_ref"))
+    images = df.groupby(["model", "criterion", "prompt_id"])["value"].mean()
+    by_images = images.groupby(level=["model", "criterion"]).mean().rename("img").reset_index()
+    check_images = ours.merge(by_images, on=["model", "criterion"])
+    np.testing.assert_allclose(check_images["mean_image_means"], check_images["img"], rtol=0,
+                               atol=1e-12)
     assert len(merged) == len(ref) == len(ours)
-    np.testing.assert_allclose(merged["mean"], merged["mean_ref"], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(merged["std"], merged["std_ref"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(merged["mean_rater_means"], merged["mean"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(merged["std_rater_means"], merged["std"], rtol=0, atol=1e-12)
     assert (merged["n_raters"] == merged["n_raters_ref"]).all()
     counts = df.groupby(["model", "criterion"]).agg(n_prompts=("prompt_id", "nunique"),
                                                     n_ratings=("value", "size")).reset_index()
@@ -115,16 +120,19 @@ def test_bootstrap_is_seeded_and_ci_brackets_the_estimate(make_ratings):
     b = model_scores(df, n_boot=200, seed=4)
     c = model_scores(df, n_boot=200, seed=5)
     pd.testing.assert_frame_equal(a, b)
-    assert not np.allclose(a["ci_low"], c["ci_low"])
-    assert ((a["ci_low"] <= a["mean"]) & (a["mean"] <= a["ci_high"])).all()
-    assert (a["ci_high"] - a["ci_low"] > 0).all()
+    for score in ("mean_rater_means", "mean_image_means"):
+        low, high = a[f"{score}_ci_boot_low"], a[f"{score}_ci_boot_high"]
+        assert not np.allclose(low, c[f"{score}_ci_boot_low"])
+        assert ((low <= a[score]) & (a[score] <= high)).all()
+        assert (high - low > 0).all()
 
 
 def test_wider_ci_level_gives_wider_interval(make_ratings):
     df = make_ratings(8, prompts=25)
     narrow = model_scores(df, n_boot=300, ci=0.5)
     wide = model_scores(df, n_boot=300, ci=0.99)
-    assert ((wide["ci_high"] - wide["ci_low"]) > (narrow["ci_high"] - narrow["ci_low"])).all()
+    low, high = "mean_rater_means_ci_boot_low", "mean_rater_means_ci_boot_high"
+    assert ((wide[high] - wide[low]) > (narrow[high] - narrow[low])).all()
 
 
 def test_model_scores_doctest_numbers():
@@ -132,7 +140,8 @@ def test_model_scores_doctest_numbers():
                  ("p1", "m", "b", "SC", 0.5), ("p2", "m", "b", "SC", 0.5)])
     row = model_scores(df, n_boot=10).iloc[0]
     # rater a: 0.75, rater b: 0.5 → mean 0.625, population std 0.125
-    assert (row["mean"], row["std"], row["n_raters"]) == (0.625, 0.125, 2)
+    assert (row["mean_rater_means"], row["std_rater_means"], row["n_raters"]) == (
+        0.625, 0.125, 2)
 
 
 def test_model_scores_rejects_bad_arguments(ratings):

@@ -62,8 +62,8 @@ def test_model_level_ci_equals_slow_bootstrap_loop():
         rs.append(stats.pearsonr(means["human"], means["metric"]).statistic)
     for name, values in (("spearman", rhos), ("kendall_tau_b", taus), ("pearson", rs)):
         low, high = np.nanquantile(values, [0.05, 0.95])
-        assert out[f"{name}_ci_low"] == pytest.approx(low, abs=1e-12)
-        assert out[f"{name}_ci_high"] == pytest.approx(high, abs=1e-12)
+        assert out[f"{name}_ci_boot_low"] == pytest.approx(low, abs=1e-12)
+        assert out[f"{name}_ci_boot_high"] == pytest.approx(high, abs=1e-12)
 
 
 def test_model_level_permutation_p_value_equals_loop():
@@ -76,7 +76,7 @@ def test_model_level_permutation_p_value_equals_loop():
     observed = stats.spearmanr(h, m).statistic
     hits = sum(abs(stats.spearmanr(h, m[perm]).statistic) >= abs(observed) - 1e-12
                for perm in perms)
-    assert out["spearman_p"] == pytest.approx((1 + hits) / (1 + n_perm))
+    assert out["spearman_p_perm"] == pytest.approx((1 + hits) / (1 + n_perm))
     again = model_level(items, n_boot=10, n_perm=n_perm, seed=seed)
     assert again == out
 
@@ -85,8 +85,8 @@ def test_strong_agreement_gives_small_p_and_ci_above_zero():
     items = make_items(4, prompts=60, models=8, noise=0.2)
     out = model_level(items, n_boot=300, n_perm=2000)
     assert out["spearman"] > 0.9
-    assert out["spearman_p"] < 0.01
-    assert out["spearman_ci_low"] > 0
+    assert out["spearman_p_perm"] < 0.01
+    assert out["spearman_ci_boot_low"] > 0
 
 
 def test_item_level_matches_scipy_on_items():

@@ -1,0 +1,198 @@
+"""Per-rater behaviour signals, per-item "too fast" marks and the flags they raise.
+
+Input: the Ratings frame (``rater, criterion, value, seconds`` + image keys) and the
+Rankings frame (``prompt_id, rater, criterion, rank, position, seconds``), gold results
+from :func:`concord.stats.quality.gold_results`, thresholds from
+:class:`concord.stats.quality.QualityThresholds`. Unknown times (NaN ``seconds``, e.g.
+imported ratings) are never "too fast".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from concord.stats._codes import first_rows, group_codes, image_keys
+from concord.stats.quality import QualityThresholds
+
+FLAG_COLUMNS = ["rater", "flag", "unit", "criterion", "value", "threshold", "n", "message"]
+ITEM_COLUMNS = ["rater", "unit", "prompt_id", "model", "sample", "image_id", "criterion",
+                "seconds", "threshold"]
+
+
+def _seconds(frame: pd.DataFrame) -> pd.Series:
+    if "seconds" not in frame.columns:
+        return pd.Series(np.nan, index=frame.index)
+    return pd.to_numeric(frame["seconds"], errors="coerce").astype(float)
+
+
+def _text_keys(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Small result frames get plain string keys (categoricals stay in the big input)."""
+    return frame.astype(dict.fromkeys([k for k in keys if k in frame.columns], str))
+
+
+def _rating_signals(ratings: pd.DataFrame) -> pd.DataFrame:
+    keys = ["rater", "criterion"]
+    df = ratings[[*keys, "value"]].assign(seconds=_seconds(ratings))
+    table = df.groupby(keys, sort=True, observed=True).agg(
+        n=("value", "size"), median_seconds=("seconds", "median"))
+    # The most common value of each rater (ties: the lowest value) and its share.
+    counts = df.groupby([*keys, "value"], observed=True).size().rename("count").reset_index()
+    top = counts.sort_values([*keys, "count", "value"], ascending=[True, True, False, True])
+    top = top.drop_duplicates(keys).set_index(keys)
+    table = table.assign(modal_value=top["value"], modal_share=top["count"] / table["n"])
+    return _text_keys(table.reset_index(), keys).assign(unit="image",
+                                                          display_order_share=np.nan)
+
+
+def _rankings_per_set(rankings: pd.DataFrame) -> pd.DataFrame:
+    """One row per ranking (prompt × rater × criterion): seconds, in display order?"""
+    df = rankings.assign(seconds=_seconds(rankings))
+    keys = ["prompt_id", "rater", "criterion"]
+    df = df.sort_values([*keys, "position"]) if "position" in df else df
+    step = df.groupby(keys, sort=False, observed=True)["rank"].diff()
+    df = df.assign(backwards=(step < 0).to_numpy())
+    out = df.groupby(keys, sort=True, observed=True).agg(
+        seconds=("seconds", "max"), backwards=("backwards", "any")).reset_index()
+    return _text_keys(out, keys)
+
+
+def _ranking_signals(rankings: pd.DataFrame) -> pd.DataFrame:
+    sets = _rankings_per_set(rankings).assign(in_order=lambda d: ~d["backwards"])
+    table = sets.groupby(["rater", "criterion"], sort=True).agg(
+        n=("seconds", "size"), median_seconds=("seconds", "median"),
+        display_order_share=("in_order", "mean")).reset_index()
+    if "position" not in rankings.columns:
+        table["display_order_share"] = np.nan
+    return table.assign(unit="prompt", modal_value=np.nan, modal_share=np.nan)
+
+
+SIGNAL_COLUMNS = ["rater", "unit", "criterion", "n", "median_seconds", "modal_value",
+                  "modal_share", "display_order_share"]
+
+
+def rater_signals(ratings: pd.DataFrame, rankings: pd.DataFrame | None) -> pd.DataFrame:
+    """Per rater × unit (``image`` ratings, ``prompt`` rankings) × criterion.
+
+    ``n`` ratings or rankings; ``median_seconds``; for ratings ``modal_value`` and
+    ``modal_share`` (share of the rater's ratings equal to their most common value, ties:
+    the lowest value); for rankings ``display_order_share`` (share of rankings whose ranks
+    never decrease along the display slots: the order shown was kept).
+    """
+    parts = []
+    if not ratings.empty:
+        parts.append(_rating_signals(ratings))
+    if rankings is not None and not rankings.empty:
+        parts.append(_ranking_signals(rankings))
+    if not parts:
+        return pd.DataFrame(columns=SIGNAL_COLUMNS)
+    return pd.concat(parts, ignore_index=True)[SIGNAL_COLUMNS]
+
+
+def _rated_items(ratings: pd.DataFrame) -> pd.DataFrame:
+    """One row per rated image and rater; its time is the largest of its criteria's."""
+    keys = [*image_keys(ratings), "rater"]
+    code = group_codes(ratings, keys)
+    longest = np.full(int(code.max()) + 1 if code.size else 0, -np.inf)
+    np.fmax.at(longest, code, _seconds(ratings).to_numpy())  # fmax: NaN times are ignored
+    out = ratings.iloc[first_rows(code)][keys].reset_index(drop=True)
+    return out.assign(seconds=np.where(np.isinf(longest), np.nan, longest))
+
+
+def item_times(ratings: pd.DataFrame, rankings: pd.DataFrame | None,
+               thresholds: QualityThresholds) -> pd.DataFrame:
+    """Every rated image (per rater) and every ranking with its unit, time and threshold.
+
+    A rated image's time is the largest ``seconds`` of its criteria (they are submitted
+    together); a ranking's is its own. ``criterion`` is set for rankings only.
+
+    Returns:
+        :data:`ITEM_COLUMNS` (key columns may stay categorical).
+    """
+    parts = []
+    if not ratings.empty:
+        parts.append(_rated_items(ratings).assign(
+            unit="image", criterion=None, threshold=thresholds.min_seconds_rating))
+    if rankings is not None and not rankings.empty:
+        parts.append(_rankings_per_set(rankings).assign(
+            unit="prompt", model=None, sample=None, image_id=None,
+            threshold=thresholds.min_seconds_ranking))
+    parts = [p.reindex(columns=ITEM_COLUMNS) for p in parts]
+    if not parts:
+        return pd.DataFrame(columns=ITEM_COLUMNS)
+    return pd.concat(parts, ignore_index=True).astype({"seconds": float})
+
+
+def too_fast_items(items: pd.DataFrame) -> pd.DataFrame:
+    """The items of :func:`item_times` done in fewer seconds than their threshold."""
+    fast = items[(items["seconds"] < items["threshold"]).to_numpy()]
+    return _text_keys(fast.reset_index(drop=True), ["rater", "prompt_id", "model"])
+
+
+def time_summary(items: pd.DataFrame) -> pd.DataFrame:
+    """Per rater × unit: ``n_items, n_timed, n_too_fast, too_fast_share`` (of timed)."""
+    flags = items[["rater", "unit"]].assign(timed=items["seconds"].notna().to_numpy(),
+                                            fast=(items["seconds"] < items["threshold"]))
+    out = flags.groupby(["rater", "unit"], sort=True, observed=True).agg(
+        n_items=("timed", "size"), n_timed=("timed", "sum"),
+        n_too_fast=("fast", "sum")).reset_index()
+    out["too_fast_share"] = out["n_too_fast"] / out["n_timed"].where(out["n_timed"] > 0)
+    return _text_keys(out, ["rater"])
+
+
+def _time_flags(times: pd.DataFrame, thresholds: QualityThresholds) -> list[dict]:
+    rows = []
+    for r in times.itertuples(index=False):
+        share = r.too_fast_share
+        if r.n_timed >= thresholds.min_items and share > thresholds.max_fast_share:
+            limit = (thresholds.min_seconds_rating if r.unit == "image"
+                     else thresholds.min_seconds_ranking)
+            rows.append({"rater": r.rater, "flag": "too_fast", "unit": r.unit,
+                         "criterion": None, "value": share,
+                         "threshold": thresholds.max_fast_share, "n": int(r.n_timed),
+                         "message": f"{share:.0%} of {int(r.n_timed)} timed items under "
+                                    f"{limit:g} s (limit {thresholds.max_fast_share:.0%})"})
+    return rows
+
+
+def _straight_flags(signals: pd.DataFrame, thresholds: QualityThresholds) -> list[dict]:
+    rows = []
+    for r in signals.itertuples(index=False):
+        share = r.modal_share if r.unit == "image" else r.display_order_share
+        if r.n < thresholds.min_items or not share >= thresholds.max_modal_share:
+            continue
+        what = (f"value {r.modal_value:g}" if r.unit == "image" else "the display order")
+        rows.append({"rater": r.rater, "flag": "straight_lining", "unit": r.unit,
+                     "criterion": r.criterion, "value": share,
+                     "threshold": thresholds.max_modal_share, "n": int(r.n),
+                     "message": f"{share:.0%} of {int(r.n)} {r.criterion} answers are "
+                                f"{what} (limit {thresholds.max_modal_share:.0%})"})
+    return rows
+
+
+def quality_flags(signals: pd.DataFrame, times: pd.DataFrame, gold: pd.DataFrame,
+                  thresholds: QualityThresholds) -> pd.DataFrame:
+    """Flags ``too_fast``, ``straight_lining`` and ``gold_failures`` with their numbers.
+
+    * ``too_fast``: per rater × unit, more than ``max_fast_share`` of the timed items
+      under the unit's minimum seconds, with at least ``min_items`` timed items;
+    * ``straight_lining``: per rater × unit × criterion with at least ``min_items``
+      answers, ``modal_share`` (ratings) or ``display_order_share`` (rankings) at least
+      ``max_modal_share``;
+    * ``gold_failures``: per rater × unit × criterion, gold accuracy below
+      ``min_gold_accuracy``.
+
+    Returns:
+        :data:`FLAG_COLUMNS`; ``value`` is the share that tripped the flag.
+    """
+    rows = _time_flags(times, thresholds) + _straight_flags(signals, thresholds)
+    for r in gold.itertuples(index=False):
+        if r.accuracy < thresholds.min_gold_accuracy:
+            rows.append({"rater": r.rater, "flag": "gold_failures", "unit": r.unit,
+                         "criterion": r.criterion, "value": float(r.accuracy),
+                         "threshold": thresholds.min_gold_accuracy, "n": int(r.n_gold),
+                         "message": f"{int(r.n_correct)} of {int(r.n_gold)} gold "
+                                    f"{r.criterion} answers right (minimum "
+                                    f"{thresholds.min_gold_accuracy:.0%})"})
+    out = pd.DataFrame(rows, columns=FLAG_COLUMNS)
+    return out.sort_values(["rater", "flag", "unit"], kind="stable", ignore_index=True)
