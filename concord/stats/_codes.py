@@ -69,3 +69,16 @@ def distinct_text(column: pd.Series) -> set[str]:
         codes = np.unique(column.cat.codes.to_numpy())
         return {str(column.cat.categories[c]) for c in codes if c >= 0}
     return {str(v) for v in pd.unique(column.dropna())}
+
+
+def codes_and_names(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Integer code per row and the names they stand for (categoricals: no re-hashing).
+
+    A categorical keeps its categories (some may be unused); other columns are
+    factorized in sorted order.
+    """
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy().astype(np.int64), np.asarray(
+            column.cat.categories, dtype=object)
+    codes, names = pd.factorize(column, sort=True)
+    return codes.astype(np.int64), np.asarray(names, dtype=object)

@@ -172,12 +172,15 @@ def _append(ratings: pd.DataFrame, extra: list[pd.DataFrame]) -> pd.DataFrame:
     # Give both parts the same categories so concat keeps the columns categorical
     # (re-encoding 1.5 M strings afterwards costs more than the statistic). Derived rows
     # come from the ratings, so every key value is already a category of theirs.
-    new = sorted(set(added["criterion"]) - set(ratings["criterion"].cat.categories))
+    new = sorted(distinct_text(added["criterion"]) - set(ratings["criterion"].cat.categories))
     crit = ratings["criterion"].cat.add_categories(new)
     with contextlib.suppress(TypeError):  # keep categories sorted: groups come out sorted
         crit = crit.cat.reorder_categories(sorted(crit.cat.categories))
     ratings = ratings.assign(criterion=crit)
-    same = {c: pd.Categorical(added[c], categories=ratings[c].cat.categories)
+    same = {c: added[c].cat.set_categories(ratings[c].cat.categories)
+            if isinstance(added[c].dtype, pd.CategoricalDtype)
+            else pd.Categorical(added[c], categories=ratings[c].cat.categories)
             for c in added.columns
-            if c in ratings.columns and isinstance(ratings[c].dtype, pd.CategoricalDtype)}
+            if c in ratings.columns and isinstance(ratings[c].dtype, pd.CategoricalDtype)
+            and added[c].dtype != ratings[c].dtype}
     return pd.concat([ratings, added.assign(**same)], ignore_index=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from concord.stats._codes import first_rows, group_codes, image_keys
+from concord.stats._codes import codes_and_names, first_rows, group_codes, image_keys
 from concord.stats.quality import QualityThresholds
 
 FLAG_COLUMNS = ["rater", "flag", "unit", "criterion", "value", "threshold", "n", "message"]
@@ -32,17 +32,32 @@ def _text_keys(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 
 def _rating_signals(ratings: pd.DataFrame) -> pd.DataFrame:
-    keys = ["rater", "criterion"]
-    df = ratings[[*keys, "value"]].assign(seconds=_seconds(ratings))
-    table = df.groupby(keys, sort=True, observed=True).agg(
-        n=("value", "size"), median_seconds=("seconds", "median"))
-    # The most common value of each rater (ties: the lowest value) and its share.
-    counts = df.groupby([*keys, "value"], observed=True).size().rename("count").reset_index()
-    top = counts.sort_values([*keys, "count", "value"], ascending=[True, True, False, True])
-    top = top.drop_duplicates(keys).set_index(keys)
-    table = table.assign(modal_value=top["value"], modal_share=top["count"] / table["n"])
-    return _text_keys(table.reset_index(), keys).assign(unit="image",
-                                                          display_order_share=np.nan)
+    """Per rater × criterion: count, median seconds, modal value and its share.
+
+    Counted from integer codes (a million ratings): the modal value is the most common
+    value, ties going to the lowest (levels are sorted, ``argmax`` takes the first).
+    """
+    rater, raters = codes_and_names(ratings["rater"])
+    crit, crits = codes_and_names(ratings["criterion"])
+    level, levels = pd.factorize(ratings["value"].to_numpy(float), sort=True)
+    cell = rater * len(crits) + crit
+    n_cells, n_levels = len(raters) * len(crits), max(len(levels), 1)
+    counts = np.bincount(cell * n_levels + level,
+                         minlength=n_cells * n_levels).reshape(n_cells, n_levels)
+    n = counts.sum(axis=1)
+    used = np.flatnonzero(n > 0)
+    seconds = _seconds(ratings)
+    median = np.full(n_cells, np.nan)
+    if seconds.notna().any():
+        by_cell = seconds.groupby(cell).median()
+        median[by_cell.index.to_numpy()] = by_cell.to_numpy()
+    top = counts.argmax(axis=1)
+    return pd.DataFrame({
+        "rater": raters[used // len(crits)].astype(str),
+        "criterion": crits[used % len(crits)].astype(str), "n": n[used],
+        "median_seconds": median[used], "modal_value": np.asarray(levels)[top[used]],
+        "modal_share": counts[used, top[used]] / n[used], "unit": "image",
+        "display_order_share": np.nan})
 
 
 def _rankings_per_set(rankings: pd.DataFrame) -> pd.DataFrame:

@@ -13,10 +13,12 @@ all raters), so a judge can be compared with a person.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
-from concord.stats._codes import first_rows, group_codes, image_keys
+from concord.stats._codes import codes_and_names, first_rows, group_codes, image_keys
 from concord.stats._exact import rest_means
 from concord.stats._validate import numeric_values
 from concord.stats.grouped import STATS, combine_table, grouped_correlations
@@ -58,43 +60,59 @@ def per_model_table(joined: Joined) -> tuple[pd.DataFrame, pd.DataFrame]:
     return models, combine_table(models, HEAD)
 
 
-def _source_pairs(rows: pd.DataFrame) -> pd.DataFrame:
+@dataclass(frozen=True, slots=True)
+class _Pairs:
+    """(x, y) pairs with the code of who gave x (a rater or a metric) and of the model."""
+
+    who: np.ndarray
+    who_names: np.ndarray
+    model: np.ndarray
+    model_names: np.ndarray
+    x: np.ndarray
+    y: np.ndarray
+
+
+def _source_pairs(rows: pd.DataFrame) -> _Pairs:
     """Each rating with the mean of the other raters' values on the same image."""
     values = numeric_values(rows, "value", where="rater_vs_rest")
-    ok = np.isfinite(values)
-    rows, values = rows[ok], values[ok]
     image = group_codes(rows, image_keys(rows))
-    rest, others = rest_means(image, values, int(image.max()) + 1 if image.size else 0)
-    keep = others > 0
-    return pd.DataFrame({"name": rows["rater"].astype(object).to_numpy()[keep],
-                         "model": rows["model"].astype(object).to_numpy()[keep],
-                         "x": values[keep], "y": rest[keep]})
+    ok = np.isfinite(values)
+    rest, others = rest_means(image[ok], values[ok], int(image.max()) + 1 if image.size else 0)
+    keep = np.flatnonzero(ok)[others > 0]
+    who, who_names = codes_and_names(rows["rater"])
+    model, model_names = codes_and_names(rows["model"])
+    return _Pairs(who[keep], who_names, model[keep], model_names, values[keep],
+                  rest[others > 0])
 
 
-def _metric_pairs(joined: Joined, source: str) -> list[tuple[str, str, pd.DataFrame]]:
+def _metric_pairs(joined: Joined, source: str) -> list[tuple[str, _Pairs]]:
     out = []
     for head, sub in zip(joined.heads, joined.subsets, strict=True):
         if head["human"] == source and head["dimension"] == "all":
-            out.append((head["metric"], head["judge"], pd.DataFrame({
-                "name": head["metric"], "model": sub["model"].astype(object).to_numpy(),
-                "x": sub["metric"].to_numpy(float), "y": sub["human"].to_numpy(float)})))
+            model, names = codes_and_names(sub["model"])
+            out.append((head["judge"], _Pairs(
+                np.zeros(len(sub), dtype=np.int64), np.array([head["metric"]], dtype=object),
+                model, names, sub["metric"].to_numpy(float), sub["human"].to_numpy(float))))
     return out
 
 
-def _correlate(pairs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per (who, name, judge, model) and pooled per (who, name, judge) correlations."""
-    keys = ["who", "name", "judge"]
-    per = group_codes(pairs, [*keys, "model"])
-    pooled = group_codes(pairs, keys)
-    offset = int(per.max()) + 1
-    res = grouped_correlations(np.r_[pairs["x"], pairs["x"]], np.r_[pairs["y"], pairs["y"]],
-                               np.r_[per, pooled + offset])
+def _correlate(pairs: _Pairs) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per (name, model) and pooled per name correlations (names and models by code)."""
+    n_models = len(pairs.model_names)
+    per = pairs.who * n_models + pairs.model
+    offset = len(pairs.who_names) * n_models
+    res = grouped_correlations(np.r_[pairs.x, pairs.x], np.r_[pairs.y, pairs.y],
+                               np.r_[per, pairs.who + offset],
+                               offset + len(pairs.who_names))
     res = res.rename(columns={"n": "n_images"})
-    first_per, first_pooled = first_rows(per), first_rows(pooled)
-    models = pairs.iloc[first_per][[*keys, "model"]].reset_index(drop=True).join(
-        res.iloc[:offset].reset_index(drop=True))
-    total = pairs.iloc[first_pooled][keys].reset_index(drop=True).join(
-        res.iloc[offset:].reset_index(drop=True))
+    used = res["n_images"].to_numpy() > 0
+    codes = np.flatnonzero(used[:offset])
+    models = pd.DataFrame({"name": pairs.who_names[codes // n_models],
+                           "model": pairs.model_names[codes % n_models]}).join(
+        res.iloc[codes].reset_index(drop=True))
+    names = np.flatnonzero(used[offset:])
+    total = pd.DataFrame({"name": pairs.who_names[names]}).join(
+        res.iloc[offset + names].reset_index(drop=True))
     return models, total
 
 
@@ -117,13 +135,14 @@ def rater_vs_rest(sources: dict[str, pd.DataFrame],
     for source, rows in sources.items():
         # Raters and metrics apart: rater values take few levels (the fast table path),
         # metric values many.
-        metrics = [frame.assign(who="metric", judge=judge)
-                   for _, judge, frame in _metric_pairs(joined or Joined(), source)]
-        for pairs in (_source_pairs(rows).assign(who="rater", judge=""), *metrics):
-            if not pairs.empty:
+        todo = [("rater", "", _source_pairs(rows)),
+                *(("metric", judge, pairs) for judge, pairs in _metric_pairs(joined or Joined(),
+                                                                         source))]
+        for who, judge, pairs in todo:
+            if pairs.x.size:
                 models, total = _correlate(pairs)
-                per_model.append(models.assign(human=source))
-                pooled.append(total.assign(human=source))
+                per_model.append(models.assign(human=source, who=who, judge=judge))
+                pooled.append(total.assign(human=source, who=who, judge=judge))
     if not per_model:
         return {"per_model": pd.DataFrame(), "pooled": pd.DataFrame(),
                 "combined": pd.DataFrame()}

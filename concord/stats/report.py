@@ -188,10 +188,8 @@ def _n_rankings(rankings: pd.DataFrame | None) -> int:
 
 def _meta(ratings, rankings, scores, counts: list[dict], settings: dict) -> dict:
     require_frame(ratings, where="full_report")
-    used_ratings = [c["ratings"] for c in counts]
-    used_rankings = [c["rankings"] for c in counts if c["rankings"] is not None]
-    rated = pd.concat(used_ratings) if used_ratings else ratings.iloc[:0]
-    ranked = pd.concat(used_rankings) if used_rankings else None
+    rated = [c["ratings"] for c in counts]
+    ranked = [c["rankings"] for c in counts if c["rankings"] is not None]
 
     def distinct(frames, col):
         return set().union(*(distinct_text(f[col]) for f in frames
@@ -199,19 +197,19 @@ def _meta(ratings, rankings, scores, counts: list[dict], settings: dict) -> dict
 
     return jsonable({
         "schema_version": SCHEMA_VERSION,
-        "n_ratings": len(rated),
+        "n_ratings": sum(len(f) for f in rated),
         "n_gold_ratings": sum(c["gold_ratings"] for c in counts),
-        "n_ranked_images": 0 if ranked is None else len(ranked),
-        "n_rankings": _n_rankings(ranked),
-        "n_ranked_prompts": 0 if ranked is None else int(ranked["prompt_id"].nunique()),
+        "n_ranked_images": sum(len(f) for f in ranked),
+        "n_rankings": sum(_n_rankings(f) for f in ranked),
+        "n_ranked_prompts": sum(int(f["prompt_id"].nunique()) for f in ranked),
         "n_gold_rankings": sum(c["gold_rankings"] for c in counts),
         "n_scores": 0 if scores is None else len(scores),
-        "n_raters": len(distinct([rated, ranked], "rater")),
-        "n_models": len(distinct([rated, ranked], "model")),
-        "n_prompts": len(distinct([rated, ranked], "prompt_id")),
+        "n_raters": len(distinct([*rated, *ranked], "rater")),
+        "n_models": len(distinct([*rated, *ranked], "model")),
+        "n_prompts": len(distinct([*rated, *ranked], "prompt_id")),
         "metrics": [] if scores is None else sorted(distinct_text(scores["metric"])),
-        "criteria": sorted(distinct([rated], "criterion")),
-        "ranking_criteria": sorted(distinct([ranked], "criterion")),
+        "criteria": sorted(distinct(rated, "criterion")),
+        "ranking_criteria": sorted(distinct(ranked, "criterion")),
         "derived": [{"name": d.name, "method": d.method, "criteria": list(d.criteria),
                      "dimensions": None if d.dimensions is None else list(d.dimensions)}
                     for d in settings["derived"]],
