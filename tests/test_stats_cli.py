@@ -500,3 +500,12 @@ def test_model_score_option_and_disagreement_and_rater_sections(seeded, capsys):
     out = capsys.readouterr().out
     for heading in ("== Rater quality", "combined over models", "== Disagreements"):
         assert heading in out
+
+
+@pytest.mark.parametrize("command", ["raters exclude", "raters include", "raters excluded"])
+def test_exclusion_commands_have_help_and_docs(capsys, command):
+    with pytest.raises(SystemExit) as info:
+        main([*command.split(), "--help"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: python -m concord {command}")
+    assert f"concord {command}" in (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
