@@ -132,7 +132,10 @@ def derived_criteria(study: study_store.Study | None,
 def _combine_of(rubric_id: str | None, dims: tuple[str, ...] | None) -> list[Derived]:
     if not rubric_id:
         return []
-    combine = common.rubric(rubric_id).combine
+    try:
+        combine = common.rubric(rubric_id).combine
+    except FileNotFoundError as exc:  # a rubric file renamed or removed since the import
+        raise ConcordError(f"cannot derive criteria: {exc}") from exc
     if combine is None:
         return []
     return [Derived(DERIVED_NAME, combine.method, tuple(combine.criteria), dims)]

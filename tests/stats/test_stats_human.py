@@ -152,3 +152,31 @@ def test_model_scores_rejects_bad_arguments(ratings):
         model_scores(df, n_boot=0)
     with pytest.raises(ValueError, match="non-numeric value 'good'"):
         model_scores(df.assign(value=["good"] * len(df)))
+
+
+@pytest.mark.parametrize("raters", [2, 5])
+def test_mean_of_image_means_and_its_ci_equal_a_slow_loop(make_ratings, raters):
+    df = make_ratings(9, prompts=10, models=3, raters=raters, missing=0.3)
+    n_boot, seed = 25, 3
+    ours = model_scores(df, n_boot=n_boot, seed=seed, ci=0.9).set_index(
+        ["model", "criterion"])
+    prompts = np.array(sorted(df["prompt_id"].unique()))
+    idx = bootstrap_indices(len(prompts), n_boot, seed)
+    by_prompt = dict(list(df.groupby("prompt_id")))
+    samples = []
+    for b in range(n_boot):
+        # A prompt drawn twice contributes its images twice.
+        parts = [by_prompt[p].assign(copy=k) for k, p in enumerate(prompts[idx[b]])]
+        sample = pd.concat(parts, ignore_index=True)
+        images = sample.groupby(["model", "criterion", "copy", "prompt_id"])["value"].mean()
+        samples.append(images.groupby(level=["model", "criterion"]).mean())
+    slow = pd.DataFrame(samples)
+    for key, row in ours.iterrows():
+        images = df[(df["model"] == key[0]) & (df["criterion"] == key[1])].groupby(
+            "prompt_id")["value"].mean()
+        assert row["mean_image_means"] == pytest.approx(images.mean(), abs=1e-12)
+        low, high = np.nanquantile(slow[key].to_numpy(dtype=float), [0.05, 0.95])
+        assert row["mean_image_means_ci_boot_low"] == pytest.approx(low, abs=1e-12)
+        assert row["mean_image_means_ci_boot_high"] == pytest.approx(high, abs=1e-12)
+    # With missing ratings the two model scores differ somewhere.
+    assert not np.allclose(ours["mean_image_means"], ours["mean_rater_means"])
