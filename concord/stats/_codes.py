@@ -26,6 +26,16 @@ def column_codes(column: pd.Series) -> tuple[np.ndarray, int]:
         codes = column.cat.codes.to_numpy().astype(np.int64)
         n = len(column.cat.categories)
         return np.where(codes < 0, n, codes), n + 1
+    if pd.api.types.is_integer_dtype(column.dtype) and len(column):
+        values = column.to_numpy(dtype=np.int64)
+        low, high = int(values.min()), int(values.max())
+        if high - low <= 4 * len(values) + 1_000_000:
+            # Small-range integers (sample numbers, image ids): a presence table gives
+            # the sorted dense codes without hashing.
+            present = np.zeros(high - low + 1, dtype=bool)
+            present[values - low] = True
+            dense = np.cumsum(present) - 1
+            return dense[values - low], int(dense[-1]) + 1
     try:
         codes, uniques = pd.factorize(column, sort=True, use_na_sentinel=False)
     except TypeError:
@@ -67,8 +77,8 @@ def distinct_text(column: pd.Series) -> set[str]:
     """The distinct non-missing values of a column as strings (fast for categoricals)."""
     if isinstance(column.dtype, pd.CategoricalDtype):
         codes = np.unique(column.cat.codes.to_numpy())
-        return {str(column.cat.categories[c]) for c in codes if c >= 0}
-    return {str(v) for v in pd.unique(column.dropna())}
+        return set(map(str, column.cat.categories.take(codes[codes >= 0]).tolist()))
+    return set(map(str, pd.unique(column.dropna()).tolist()))
 
 
 def codes_and_names(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:

@@ -55,8 +55,8 @@ def _kendall(table: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 
 def table_correlations(codes_x: np.ndarray, levels_x: np.ndarray, codes_y: np.ndarray,
-                       levels_y: np.ndarray, group: np.ndarray,
-                       size: int) -> dict[str, np.ndarray]:
+                       levels_y: np.ndarray, group: np.ndarray, size: int, *,
+                       parents: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Spearman, Kendall τ_b and Pearson per group from level codes (sorted levels).
 
     Args:
@@ -66,19 +66,28 @@ def table_correlations(codes_x: np.ndarray, levels_x: np.ndarray, codes_y: np.nd
         levels_y: The distinct y values.
         group: Group code per row (0..size-1).
         size: Number of groups.
+        parents: Optional parent code of each group: parents' tables are the sums of
+            their groups' tables, appended after the groups.
 
     Returns:
-        ``spearman, kendall_tau_b, pearson`` (raw, NaN where undefined by arithmetic) and
-        ``spread_x, spread_y`` (Σ squared rank deviations; 0 exactly for a constant side).
+        Per group (then parent): ``n``, ``spearman, kendall_tau_b, pearson`` (raw, NaN
+        where undefined by arithmetic) and ``spread_x, spread_y`` (Σ squared rank
+        deviations; 0 exactly for a constant side).
     """
     lx, ly = len(levels_x), len(levels_y)
     flat = (group * lx + codes_x) * ly + codes_y
     table = np.bincount(flat, minlength=size * lx * ly).reshape(size, lx, ly).astype(float)
+    if parents is not None and parents.size:
+        pooled = np.zeros((int(parents.max()) + 1, lx, ly))
+        np.add.at(pooled, parents, table)
+        table = np.concatenate([table, pooled])
+        size = table.shape[0]
     n = table.sum(axis=(1, 2))
     rank_x, rank_y = _average_ranks(table.sum(axis=2)), _average_ranks(table.sum(axis=1))
     spearman, spread_x, spread_y = _weighted_pearson(table, rank_x, rank_y, n)
     vx = np.broadcast_to(levels_x, (size, lx))
     vy = np.broadcast_to(levels_y, (size, ly))
     pearson, _, _ = _weighted_pearson(table, vx, vy, n)
-    return {"spearman": spearman, "kendall_tau_b": _kendall(table, n), "pearson": pearson,
+    return {"n": n, "spearman": spearman, "kendall_tau_b": _kendall(table, n),
+            "pearson": pearson,
             "spread_x": spread_x, "spread_y": spread_y}

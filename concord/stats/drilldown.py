@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 
 from concord.stats.human_metric import Joined
@@ -38,24 +39,39 @@ def disagreements(joined: Joined, *, n: int = 20,
     for head, sub in zip(joined.heads, joined.subsets, strict=True):
         if head["dimension"] != "all" or sub.empty:
             continue
-        both = sub.dropna(subset=["human", "metric"])
         sign = 1.0 if directions.get(str(head["metric"]), True) else -1.0
-        out = pd.DataFrame({
-            "prompt_id": both["prompt_id"].astype(object).to_numpy(),
-            "model": both["model"].astype(object).to_numpy(),
-            "sample": both["sample"].to_numpy() if "sample" in both else 0,
-            "dimension": (both["dimension"].astype(object).to_numpy()
-                          if "dimension" in both else None),
-            "human_score": both["human"].to_numpy(float),
-            "metric_score": sign * both["metric"].to_numpy(float),
-            "human_rank": both["human"].rank(ascending=False, pct=True).to_numpy(),
-            "metric_rank": both["metric"].rank(ascending=False, pct=True).to_numpy(),
-            "n_raters": both["n_raters"].to_numpy() if "n_raters" in both else None})
-        out["gap"] = (out["human_rank"] - out["metric_rank"]).abs()
-        top = out.sort_values(["gap", "prompt_id", "model", "sample"],
-                              ascending=[False, True, True, True], kind="stable").head(n)
-        parts.append(top.assign(metric=head["metric"], judge=head["judge"],
-                                human_source=head["human"]))
+        parts.append(_top(sub.dropna(subset=["human", "metric"]), n, sign).assign(
+            metric=head["metric"], judge=head["judge"], human_source=head["human"]))
+    parts = [p for p in parts if not p.empty]
     if not parts:
         return pd.DataFrame(columns=COLUMNS)
     return pd.concat(parts, ignore_index=True)[COLUMNS]
+
+
+def _sort_codes(column: pd.Series) -> np.ndarray:
+    """Codes whose order is the values' sorted order (for tie-breaking)."""
+    dtype = column.dtype
+    if isinstance(dtype, pd.CategoricalDtype) and dtype.categories.is_monotonic_increasing:
+        return column.cat.codes.to_numpy()
+    return pd.factorize(column.astype(str), sort=True)[0]
+
+
+def _top(both: pd.DataFrame, n: int, sign: float) -> pd.DataFrame:
+    """The ``n`` images of one subset with the largest rank gap (frames built for those)."""
+    human_rank = both["human"].rank(ascending=False, pct=True).to_numpy()
+    metric_rank = both["metric"].rank(ascending=False, pct=True).to_numpy()
+    gap = np.abs(human_rank - metric_rank)
+    sample = both["sample"].to_numpy() if "sample" in both else np.zeros(len(both))
+    order = np.lexsort((sample, _sort_codes(both["model"]), _sort_codes(both["prompt_id"]),
+                        -gap))[:n]
+    rows = both.iloc[order]
+    return pd.DataFrame({
+        "prompt_id": rows["prompt_id"].astype(str).to_numpy(),
+        "model": rows["model"].astype(str).to_numpy(),
+        "sample": sample[order].astype(int),
+        "dimension": (rows["dimension"].astype(object).to_numpy()
+                      if "dimension" in rows else None),
+        "human_score": rows["human"].to_numpy(float),
+        "metric_score": sign * rows["metric"].to_numpy(float),
+        "human_rank": human_rank[order], "metric_rank": metric_rank[order], "gap": gap[order],
+        "n_raters": rows["n_raters"].to_numpy() if "n_raters" in rows else None})

@@ -9,6 +9,9 @@ imported ratings) are never "too fast".
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -104,55 +107,95 @@ def rater_signals(ratings: pd.DataFrame, rankings: pd.DataFrame | None) -> pd.Da
     return pd.concat(parts, ignore_index=True)[SIGNAL_COLUMNS]
 
 
-def _rated_items(ratings: pd.DataFrame) -> pd.DataFrame:
-    """One row per rated image and rater; its time is the largest of its criteria's."""
+@dataclass(frozen=True, slots=True)
+class UnitItems:
+    """The items of one unit (rated images or rankings): who did each, in how long.
+
+    ``rater`` is the code of each item's rater in ``rater_names``, ``seconds`` its time;
+    ``keys(which)`` builds the key columns of the items ``which`` (only the few reported).
+    """
+
+    unit: str
+    threshold: float
+    rater: np.ndarray
+    rater_names: np.ndarray
+    seconds: np.ndarray
+    keys: Callable[[np.ndarray], pd.DataFrame]
+
+    def fast(self) -> np.ndarray:
+        """Mask of the items done faster than the threshold (unknown times never are)."""
+        with np.errstate(invalid="ignore"):
+            return self.seconds < self.threshold
+
+
+def _rated_items(ratings: pd.DataFrame, threshold: float) -> UnitItems:
+    """One item per rated image and rater; its time is the largest of its criteria's."""
     keys = [*image_keys(ratings), "rater"]
     code = group_codes(ratings, keys)
     longest = np.full(int(code.max()) + 1 if code.size else 0, -np.inf)
     np.fmax.at(longest, code, _seconds(ratings).to_numpy())  # fmax: NaN times are ignored
-    out = ratings.iloc[first_rows(code)][keys].reset_index(drop=True)
-    return out.assign(seconds=np.where(np.isinf(longest), np.nan, longest))
+    first = first_rows(code)
+    rater, names = codes_and_names(ratings["rater"])
+
+    def rows(which: np.ndarray) -> pd.DataFrame:
+        return ratings.iloc[first[which]][keys].reset_index(drop=True)
+    return UnitItems("image", threshold, rater[first], names,
+                     np.where(np.isinf(longest), np.nan, longest), rows)
 
 
 def item_times(ratings: pd.DataFrame, rankings: pd.DataFrame | None,
-               thresholds: QualityThresholds) -> pd.DataFrame:
-    """Every rated image (per rater) and every ranking with its unit, time and threshold.
+               thresholds: QualityThresholds) -> list[UnitItems]:
+    """Every rated image (per rater) and every ranking, with its time, per unit.
 
     A rated image's time is the largest ``seconds`` of its criteria (they are submitted
-    together); a ranking's is its own. ``criterion`` is set for rankings only.
-
-    Returns:
-        :data:`ITEM_COLUMNS` (key columns may stay categorical).
+    together); a ranking's is its own.
     """
     parts = []
     if not ratings.empty:
-        parts.append(_rated_items(ratings).assign(
-            unit="image", criterion=None, threshold=thresholds.min_seconds_rating))
+        parts.append(_rated_items(ratings, thresholds.min_seconds_rating))
     if rankings is not None and not rankings.empty:
-        parts.append(_rankings_per_set(rankings).assign(
-            unit="prompt", model=None, sample=None, image_id=None,
-            threshold=thresholds.min_seconds_ranking))
-    parts = [p.reindex(columns=ITEM_COLUMNS) for p in parts]
-    if not parts:
-        return pd.DataFrame(columns=ITEM_COLUMNS)
-    return pd.concat(parts, ignore_index=True).astype({"seconds": float})
+        sets = _rankings_per_set(rankings)
+        rater, names = codes_and_names(sets["rater"])
+        parts.append(UnitItems("prompt", thresholds.min_seconds_ranking, rater, names,
+                               sets["seconds"].to_numpy(dtype=float),
+                               lambda which, s=sets: s.iloc[which].reset_index(drop=True)))
+    return parts
 
 
-def too_fast_items(items: pd.DataFrame) -> pd.DataFrame:
-    """The items of :func:`item_times` done in fewer seconds than their threshold."""
-    fast = items[(items["seconds"] < items["threshold"]).to_numpy()]
-    return _text_keys(fast.reset_index(drop=True), ["rater", "prompt_id", "model"])
+def too_fast_items(items: list[UnitItems]) -> pd.DataFrame:
+    """The items of :func:`item_times` done in fewer seconds than their threshold.
+
+    Returns:
+        :data:`ITEM_COLUMNS` (``criterion`` for rankings only; image keys for ratings).
+    """
+    parts = []
+    for part in items:
+        which = np.flatnonzero(part.fast())
+        if which.size:
+            rows = _text_keys(part.keys(which), ["rater", "prompt_id", "model", "criterion"])
+            parts.append(rows.assign(unit=part.unit, seconds=part.seconds[which],
+                                     threshold=part.threshold).reindex(columns=ITEM_COLUMNS))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=ITEM_COLUMNS)
 
 
-def time_summary(items: pd.DataFrame) -> pd.DataFrame:
+def time_summary(items: list[UnitItems]) -> pd.DataFrame:
     """Per rater × unit: ``n_items, n_timed, n_too_fast, too_fast_share`` (of timed)."""
-    flags = items[["rater", "unit"]].assign(timed=items["seconds"].notna().to_numpy(),
-                                            fast=(items["seconds"] < items["threshold"]))
-    out = flags.groupby(["rater", "unit"], sort=True, observed=True).agg(
-        n_items=("timed", "size"), n_timed=("timed", "sum"),
-        n_too_fast=("fast", "sum")).reset_index()
-    out["too_fast_share"] = out["n_too_fast"] / out["n_timed"].where(out["n_timed"] > 0)
-    return _text_keys(out, ["rater"])
+    out = []
+    for part in items:
+        size = len(part.rater_names)
+        count = np.bincount(part.rater, minlength=size)
+        timed = np.bincount(part.rater, weights=np.isfinite(part.seconds), minlength=size)
+        fast = np.bincount(part.rater, weights=part.fast(), minlength=size)
+        used = count > 0
+        out.append(pd.DataFrame({"rater": part.rater_names[used].astype(str),
+                                 "unit": part.unit, "n_items": count[used],
+                                 "n_timed": timed[used].astype(int),
+                                 "n_too_fast": fast[used].astype(int)}))
+    cols = ["rater", "unit", "n_items", "n_timed", "n_too_fast"]
+    table = pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=cols)
+    table["too_fast_share"] = table["n_too_fast"] / table["n_timed"].where(
+        table["n_timed"] > 0)
+    return table
 
 
 def _time_flags(times: pd.DataFrame, thresholds: QualityThresholds) -> list[dict]:

@@ -119,8 +119,8 @@ def _kendall_scipy(x: np.ndarray, y: np.ndarray, group: np.ndarray, size: int) -
     return out
 
 
-def grouped_correlations(x: object, y: object, group: object,
-                         n_groups: int | None = None) -> pd.DataFrame:
+def grouped_correlations(x: object, y: object, group: object, n_groups: int | None = None,
+                         *, parents: object | None = None) -> pd.DataFrame:
     """Spearman ρ, Kendall τ_b and Pearson r of ``x`` vs ``y`` within each group.
 
     Pairs with a NaN are dropped first. A group's correlations are NaN when it has fewer
@@ -131,9 +131,13 @@ def grouped_correlations(x: object, y: object, group: object,
         y: Values of the same length (e.g. the metric score).
         group: Integer group code per pair, 0..n_groups-1.
         n_groups: Number of groups (default: max code + 1).
+        parents: Optional parent code (0..P-1) of each group code: the result then also
+            has one row per parent, pooling the pairs of its groups (e.g. models of a
+            rater → the rater over all images), at index ``n_groups + parent``.
 
     Returns:
-        One row per group code (index = code): ``spearman, kendall_tau_b, pearson, n``.
+        One row per group code (index = code), then per parent:
+        ``spearman, kendall_tau_b, pearson, n``.
     """
     x, y = np.asarray(x, dtype=float).ravel(), np.asarray(y, dtype=float).ravel()
     group = np.asarray(group, dtype=np.int64).ravel()
@@ -141,24 +145,29 @@ def grouped_correlations(x: object, y: object, group: object,
         raise ValueError(f"grouped_correlations: lengths differ ({x.size}, {y.size}, "
                          f"{group.size})")
     size = int(n_groups if n_groups is not None else (group.max() + 1 if group.size else 0))
+    up = None if parents is None else np.asarray(parents, dtype=np.int64).ravel()
+    total = size + (0 if up is None else (int(up.max()) + 1 if up.size else 0))
     keep = np.isfinite(x) & np.isfinite(y)
     x, y, group = x[keep], y[keep], group[keep]
-    n = np.bincount(group, minlength=size).astype(float)
-    out = pd.DataFrame(index=pd.RangeIndex(size))
+    out = pd.DataFrame(index=pd.RangeIndex(total))
     if x.size == 0:
-        return out.assign(**dict.fromkeys(STATS, np.nan), n=n.astype(int))
-    out["n"] = n.astype(int)
+        return out.assign(**dict.fromkeys(STATS, np.nan), n=0)
     cx, levels_x = pd.factorize(x, sort=True)
     cy, levels_y = pd.factorize(y, sort=True)
-    if size * len(levels_x) * len(levels_y) <= MAX_CELLS:
+    if total * len(levels_x) * len(levels_y) <= MAX_CELLS:
         res = table_correlations(cx, np.asarray(levels_x), cy, np.asarray(levels_y), group,
-                                 size)
+                                 size, parents=up)
     else:
-        res = _sorted_correlations(x, y, group, n)
+        if up is not None:  # pool by repeating each pair under its group's parent
+            x, y, group = np.r_[x, x], np.r_[y, y], np.r_[group, up[group] + size]
+        res = _sorted_correlations(x, y, group,
+                                   np.bincount(group, minlength=total).astype(float))
+    n = res["n"]
     defined = (n >= 3) & (res["spread_x"] > 0) & (res["spread_y"] > 0)
     for name in STATS:
         out[name] = np.where(defined, res[name], np.nan)
-    return out[[*STATS, "n"]]
+    out["n"] = n.astype(int)
+    return out
 
 
 def _sorted_correlations(x: np.ndarray, y: np.ndarray, group: np.ndarray,
@@ -169,7 +178,7 @@ def _sorted_correlations(x: np.ndarray, y: np.ndarray, group: np.ndarray,
     rx, ry = sx.ranks(), sy.ranks()
     mid = (n + 1) / 2.0
     # Ranks are halves, so a constant side gives exactly zero spread (no float noise).
-    return {"spearman": _pearson(rx, ry, group, n),
+    return {"n": n, "spearman": _pearson(rx, ry, group, n),
             "kendall_tau_b": _kendall(sx, sy, (x, y), group, n),
             "pearson": _pearson(x, y, group, n),
             "spread_x": np.bincount(group, weights=(rx - mid[group]) ** 2, minlength=size),

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from concord.stats._codes import codes_and_names, first_rows, group_codes, image_keys
+from concord.stats._codes import codes_and_names, group_codes, image_keys
 from concord.stats._exact import rest_means
 from concord.stats._validate import numeric_values
 from concord.stats.grouped import STATS, combine_table, grouped_correlations
@@ -44,17 +44,18 @@ def per_model_table(joined: Joined) -> tuple[pd.DataFrame, pd.DataFrame]:
     tables = []
     # One call per human source: its values share few levels (the fast paths).
     for _, ks in heads.groupby("human", sort=True).groups.items():
-        parts = [pd.DataFrame({"k": k, "model": sub["model"].astype(object).to_numpy(),
-                               "human": sub["human"].to_numpy(float),
-                               "metric": sub["metric"].to_numpy(float)})
-                 for k, sub in ((k, joined.subsets[k]) for k in ks)]
-        both = pd.concat(parts, ignore_index=True)
-        code = group_codes(both, ["k", "model"])
-        res = grouped_correlations(both["human"], both["metric"], code)
-        first = first_rows(code)  # one row per (subset, model), in code order like ``res``
-        rows = heads.iloc[both["k"].to_numpy()[first]].reset_index(drop=True)
-        rows = rows.assign(model=both["model"].to_numpy()[first])
-        tables.append(rows.join(res.reset_index(drop=True)))
+        coded = [codes_and_names(joined.subsets[k]["model"]) for k in ks]
+        names = np.unique(np.concatenate([n for _, n in coded]).astype(str))
+        groups = np.concatenate([k_pos * len(names) + pd.Index(names).get_indexer(
+            n.astype(str))[c] for k_pos, (c, n) in enumerate(coded)])
+        res = grouped_correlations(
+            np.concatenate([joined.subsets[k]["human"].to_numpy(float) for k in ks]),
+            np.concatenate([joined.subsets[k]["metric"].to_numpy(float) for k in ks]),
+            groups, len(ks) * len(names))
+        used = np.flatnonzero(res["n"].to_numpy() > 0)
+        rows = heads.iloc[np.asarray(ks)[used // len(names)]].reset_index(drop=True)
+        rows = rows.assign(model=names[used % len(names)])
+        tables.append(rows.join(res.iloc[used].reset_index(drop=True)))
     models = pd.concat(tables, ignore_index=True).rename(columns={"n": "n_images"})
     models = models.sort_values([*HEAD, "model"], kind="stable", ignore_index=True)
     return models, combine_table(models, HEAD)
@@ -99,11 +100,9 @@ def _metric_pairs(joined: Joined, source: str) -> list[tuple[str, _Pairs]]:
 def _correlate(pairs: _Pairs) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per (name, model) and pooled per name correlations (names and models by code)."""
     n_models = len(pairs.model_names)
-    per = pairs.who * n_models + pairs.model
     offset = len(pairs.who_names) * n_models
-    res = grouped_correlations(np.r_[pairs.x, pairs.x], np.r_[pairs.y, pairs.y],
-                               np.r_[per, pairs.who + offset],
-                               offset + len(pairs.who_names))
+    res = grouped_correlations(pairs.x, pairs.y, pairs.who * n_models + pairs.model, offset,
+                               parents=np.arange(offset) // n_models)
     res = res.rename(columns={"n": "n_images"})
     used = res["n_images"].to_numpy() > 0
     codes = np.flatnonzero(used[:offset])

@@ -105,3 +105,16 @@ def test_combine_table_is_long_format_per_statistic():
 def test_lengths_must_agree():
     with pytest.raises(ValueError, match="lengths differ"):
         grouped_correlations([1.0, 2.0], [1.0], [0, 0])
+
+
+@pytest.mark.parametrize("max_cells", [None, 0])
+def test_parents_pool_their_groups(monkeypatch, max_cells):
+    if max_cells is not None:
+        monkeypatch.setattr(grouped_module, "MAX_CELLS", max_cells)  # the sort path
+    x, y, group, n_groups = _data(7, "discrete")
+    parents = np.arange(n_groups) % 2
+    out = grouped_correlations(x, y, group, n_groups, parents=parents)
+    assert len(out) == n_groups + 2
+    _check_against_scipy(x, y, group, n_groups, out.iloc[:n_groups])
+    pooled = out.iloc[n_groups:].reset_index(drop=True)
+    _check_against_scipy(x, y, parents[group], 2, pooled)
