@@ -466,13 +466,14 @@ def test_a_study_without_a_combine_has_no_o_and_per_dimension_rubrics(seeded, ca
     assert doc["meta"]["criteria"] == ["PR", "SC"]
     # Per-dimension rubrics: only 'color' has a combine here.
     from concord.rubrics import Combine
+    from concord.services import common
 
-    real = report.common.rubric
+    real = common.rubric
 
     def fake(rubric_id):
         rub = real("imagenhub-general")
         return rub if rubric_id == "with-o" else dataclasses.replace(rub, combine=None)
-    monkeypatch.setattr(report.common, "rubric", fake)
+    monkeypatch.setattr(common, "rubric", fake)
     study = study_store.get_study(db, "dash")
     specs = report.derived_criteria(
         dataclasses.replace(study, rubric="no-o",

@@ -16,10 +16,14 @@ from pathlib import Path
 import pandas as pd
 from sqlite_utils import Database
 
-from concord.errors import ConcordError, NotFoundError
-from concord.services import common
+from concord.errors import NotFoundError
 from concord.services.exclusions import without_excluded
-from concord.stats import Derived, QualityThresholds, full_report
+from concord.services.report_settings import (
+    DERIVED_NAME,
+    derived_criteria,
+    quality_thresholds,
+)
+from concord.stats import full_report
 from concord.stats.benchmarks.stored import SECTIONS, benchmark_tables, image_scores
 from concord.stats.report import records
 from concord.store import exclusions, frames
@@ -30,8 +34,6 @@ from concord.store import studies as study_store
 LOWER_IS_BETTER = frozenset({"gned"})
 _SCORE_COLUMNS = ["study", "prompt_id", "model", "sample", "image_id", "metric", "judge",
                   "value", "dimension"]
-# The name of a rubric's derived (combined) criterion.
-DERIVED_NAME = "O"
 
 
 def higher_is_better(metric: str) -> bool:
@@ -108,57 +110,6 @@ def load_frames(db: Database, study_name: str, *, dimension: str | None = None,
                        None if rankings.empty else rankings.reset_index(drop=True),
                        scores.reset_index(drop=True), None if gold.empty else gold,
                        study, excluded)
-
-
-def derived_criteria(study: study_store.Study | None,
-                     dimensions: list[str] | None = None) -> list[Derived]:
-    """The derived criterion (``O``) of the study's rubric ``combine``, if it has one.
-
-    Per-dimension rubrics (``settings["rubrics"] = {dimension: rubric id}``) give each
-    listed dimension its own rubric's combine; the study rubric covers the others.
-    """
-    if study is None:
-        return []
-    per_dim = dict(study.settings.get("rubrics") or {})
-    specs: list[Derived] = []
-    if per_dim:
-        rest = tuple(d for d in (dimensions or []) if d not in per_dim)
-        for dim, rubric_id in sorted(per_dim.items()):
-            specs += _combine_of(rubric_id, (str(dim),))
-        return specs + (_combine_of(study.rubric, rest) if rest else [])
-    return _combine_of(study.rubric, None)
-
-
-def _combine_of(rubric_id: str | None, dims: tuple[str, ...] | None) -> list[Derived]:
-    if not rubric_id:
-        return []
-    try:
-        combine = common.rubric(rubric_id).combine
-    except FileNotFoundError as exc:  # a rubric file renamed or removed since the import
-        raise ConcordError(f"cannot derive criteria: {exc}") from exc
-    if combine is None:
-        return []
-    return [Derived(DERIVED_NAME, combine.method, tuple(combine.criteria), dims)]
-
-
-def quality_thresholds(study: study_store.Study | None) -> QualityThresholds:
-    """The study's flag thresholds (settings ``quality``; defaults for the rest).
-
-    Raises:
-        ConcordError: A bad ``quality`` setting, named with the study.
-    """
-    settings = {} if study is None else study.settings.get("quality")
-    try:
-        return QualityThresholds.from_settings(settings if isinstance(settings, dict)
-                                               else _not_a_mapping(settings))
-    except ValueError as exc:
-        raise ConcordError(f"study {study.name!r}: {exc}") from exc
-
-
-def _not_a_mapping(value: object) -> dict:
-    if value is None:
-        return {}
-    raise ValueError(f"quality settings must be a mapping, got {value!r}")
 
 
 def study_report(db: Database, study_name: str, *, n_boot: int = 1000, n_perm: int = 1000,
