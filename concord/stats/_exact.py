@@ -23,6 +23,7 @@ import itertools
 import math
 
 import numpy as np
+import pandas as pd
 
 _SHIFT = 2.0**20
 _LIMIT = 2.0**53
@@ -37,8 +38,8 @@ def _dyadic(values: np.ndarray) -> bool:
 
 def _domain(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """``(sorted distinct values, code per value)`` when there are few, else None."""
-    domain, codes = np.unique(values, return_inverse=True)
-    return (domain, codes.ravel()) if len(domain) <= _FEW else None
+    codes, domain = pd.factorize(values, sort=True)  # hashing: no sort of every value
+    return (np.asarray(domain), codes.astype(np.int64)) if len(domain) <= _FEW else None
 
 
 def _count_sums(counts: np.ndarray, domain: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from concord.stats._codes import RATING_COLUMNS, first_rows, group_codes, image_keys
-from concord.stats._exact import group_means, group_sums
+from concord.stats._exact import group_means
 from concord.stats._resample import (
     bootstrap_weights,
     percentile_interval,
@@ -179,7 +179,7 @@ def model_scores(
     lay = _Layout(ratings, by, where)
     point, samples = _bootstrap(lay, n_boot, seed)
     n_groups = len(lay.groups)
-    rater_mean = group_sums(lay.col, lay.values, int(lay.col.max()) + 1) / np.bincount(lay.col)
+    rater_mean = np.bincount(lay.col, weights=lay.values) / np.bincount(lay.col)
     spread = (rater_mean - point[lay.col_group]) ** 2
     out = lay.groups.copy()
     out["mean_rater_means"] = point

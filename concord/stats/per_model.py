@@ -115,14 +115,36 @@ def _correlate(pairs: _Pairs) -> tuple[pd.DataFrame, pd.DataFrame]:
     return models, total
 
 
-def rater_vs_rest(sources: dict[str, pd.DataFrame],
-                  joined: Joined | None = None) -> dict[str, pd.DataFrame]:
+def metric_rows(models: pd.DataFrame,
+                table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The metric rows of :func:`rater_vs_rest` from tables already computed.
+
+    Args:
+        models: :func:`per_model_table` models (its ``dimension == "all"`` rows).
+        table: :func:`concord.stats.human_metric.correlation_table` (its ``item`` rows of
+            ``dimension == "all"``: the metric against the mean of all raters per image).
+
+    Returns:
+        ``(per_model, pooled)`` in the layout of :func:`rater_vs_rest`.
+    """
+    per = models[models["dimension"] == "all"].rename(columns={"metric": "name"})
+    items = table[(table["level"] == "item") & (table["dimension"] == "all")]
+    pooled = items.rename(columns={"metric": "name", "n": "n_images"})
+    return (per.assign(who="metric")[[*WHO, "model", *STATS, "n_images"]],
+            pooled.assign(who="metric")[[*WHO, *STATS, "n_images"]])
+
+
+def rater_vs_rest(sources: dict[str, pd.DataFrame], joined: Joined | None = None, *,
+                  metrics: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+                  ) -> dict[str, pd.DataFrame]:
     """Rater versus the rest (and metric versus all raters), per model and pooled.
 
     Args:
         sources: Rater-level rows per human source (:func:`human_sources`).
         joined: Joined metric subsets; their ``dimension == "all"`` subsets add one row
             per metric × judge (the metric against the mean of all raters per image).
+        metrics: The metric rows already computed (:func:`metric_rows`), used instead of
+            computing them from ``joined``.
 
     Returns:
         ``per_model`` (``human, who, name, judge, model, spearman, kendall_tau_b,
@@ -134,19 +156,29 @@ def rater_vs_rest(sources: dict[str, pd.DataFrame],
     for source, rows in sources.items():
         # Raters and metrics apart: rater values take few levels (the fast table path),
         # metric values many.
-        todo = [("rater", "", _source_pairs(rows)),
-                *(("metric", judge, pairs) for judge, pairs in _metric_pairs(joined or Joined(),
-                                                                         source))]
+        todo = [("rater", "", _source_pairs(rows))]
+        if metrics is None:
+            todo += [("metric", judge, pairs)
+                     for judge, pairs in _metric_pairs(joined or Joined(), source)]
         for who, judge, pairs in todo:
             if pairs.x.size:
                 models, total = _correlate(pairs)
                 per_model.append(models.assign(human=source, who=who, judge=judge))
                 pooled.append(total.assign(human=source, who=who, judge=judge))
+    if metrics is not None:
+        per_model += [metrics[0]]
+        pooled += [metrics[1]]
+    per_model = [p for p in per_model if not p.empty]
     if not per_model:
         return {"per_model": pd.DataFrame(), "pooled": pd.DataFrame(),
                 "combined": pd.DataFrame()}
     models = pd.concat(per_model, ignore_index=True)[[*WHO, "model", *STATS, "n_images"]]
-    total = pd.concat(pooled, ignore_index=True)[[*WHO, *STATS, "n_images"]]
+    total = pd.concat([p for p in pooled if not p.empty],
+                      ignore_index=True)[[*WHO, *STATS, "n_images"]]
+    models = models.sort_values(["human", "who", "name", "judge", "model"], kind="stable",
+                                ignore_index=True)
+    total = total.sort_values(["human", "who", "name", "judge"], kind="stable",
+                              ignore_index=True)
     combined = combine_table(models, WHO)
     long = total.melt(id_vars=WHO, value_vars=list(STATS), var_name="statistic",
                       value_name="pooled")

@@ -167,12 +167,13 @@ def _study_sections(ratings, rankings, scores, gold, *, n_boot, n_perm, seed, ci
         out.update(ranking_sections(clean_ranked))
     joined = join_sources(scores, ratings=rated if not rated.empty else None,
                           rankings=clean_ranked, higher_is_better=higher_is_better)
-    out.update(metric_sections(joined, n_boot=n_boot, n_perm=n_perm, seed=seed, ci=ci,
-                               model_score=model_score, n_disagreements=n_disagreements,
-                               higher_is_better=higher_is_better))
+    metric = metric_sections(joined, n_boot=n_boot, n_perm=n_perm, seed=seed, ci=ci,
+                             model_score=model_score, n_disagreements=n_disagreements,
+                             higher_is_better=higher_is_better)
+    out.update(metric)
     gold_table = gold_results(split.gold_ratings, split.gold_rankings, gold)
     if not valued.empty or ranked is not None:
-        out.update(rater_sections(valued, ranked, joined, gold_table, quality))
+        out.update(rater_sections(valued, ranked, joined, gold_table, quality, metric))
     used = {"ratings": split.ratings, "rankings": clean_ranked,
             "gold_ratings": len(split.gold_ratings),
             "gold_rankings": _n_rankings(split.gold_rankings)}

@@ -22,7 +22,7 @@ from concord.stats.flags import (
 )
 from concord.stats.human import model_scores
 from concord.stats.human_metric import Joined, correlation_table
-from concord.stats.per_model import per_model_table, rater_vs_rest
+from concord.stats.per_model import metric_rows, per_model_table, rater_vs_rest
 from concord.stats.quality import QualityThresholds
 from concord.stats.rankings import (
     kendalls_w_by_prompt,
@@ -84,14 +84,18 @@ def metric_sections(joined: Joined, *, n_boot: int, n_perm: int, seed: int, ci: 
 
 
 def rater_sections(all_ratings: pd.DataFrame, all_rankings: pd.DataFrame | None,
-                   joined: Joined, gold_table: pd.DataFrame,
-                   thresholds: QualityThresholds) -> dict[str, pd.DataFrame]:
+                   joined: Joined, gold_table: pd.DataFrame, thresholds: QualityThresholds,
+                   metric: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """Rater versus the rest, per-rater quality signals, flags and too-fast items.
 
     ``all_ratings``/``all_rankings`` include gold items (behaviour is measured on all of
-    a rater's work); ``joined`` holds the sources without gold.
+    a rater's work); ``joined`` holds the sources without gold; ``metric`` the metric
+    sections, whose per-model and item rows are the metric rows of rater versus the rest.
     """
-    rest = rater_vs_rest(joined.sources, joined)
+    metrics = None
+    if "per_model_models" in metric:
+        metrics = metric_rows(metric["per_model_models"], metric["human_vs_metric"])
+    rest = rater_vs_rest(joined.sources, joined, metrics=metrics)
     out = {f"rest_{k}": v for k, v in rest.items()}
     signals = rater_signals(all_ratings, all_rankings)
     items = item_times(all_ratings, all_rankings, thresholds)

@@ -171,3 +171,14 @@ def test_t2v_metrics_grouped_and_winoground_fixture(shared):
     assert eps <= ref["best_threshold"]
     wino = json.loads((folder / "synth_winoground_scores.json").read_text())
     assert winoground_accuracy(wino) == pytest.approx(expected["winoground_50"], abs=1e-12)
+
+
+@pytest.mark.parametrize("width", [1, 2, 8, 40])
+def test_row_ranks_equal_scipy_rankdata_with_ties(width):
+    from concord.stats.correlation import row_ranks
+
+    rng = np.random.default_rng(width)
+    tied = rng.integers(0, 4, (300, width)).astype(float)
+    smooth = rng.random((300, width))
+    for x in (tied, smooth):
+        np.testing.assert_array_equal(row_ranks(x), stats.rankdata(x, axis=1))

@@ -167,3 +167,24 @@ def test_metric_rows_sit_in_the_rater_table_against_all_raters():
     item = next(r for r in doc["human_vs_metric"] if r["human"] == "ratings:SC"
                 and r["level"] == "item" and r["dimension"] == "all")
     assert item["spearman"] == pytest.approx(metric["spearman"], abs=1e-12)
+
+
+def test_reused_metric_rows_equal_recomputed_ones():
+    ratings, scores = _study(22, 3, 0.2)
+    rated = with_derived(ratings, [IMAGENHUB_O])
+    joined = join_sources(scores, ratings=rated)
+    direct = rater_vs_rest(joined.sources, joined)
+    doc = full_report(ratings, scores=scores, derived=[IMAGENHUB_O], n_boot=5, n_perm=5)
+    for key in ("per_model", "pooled", "combined"):
+        got = pd.DataFrame(doc["rater_vs_rest"][key]).drop(columns="study", errors="ignore")
+        want = direct[key]
+        assert len(got) == len(want)
+        cols = [c for c in want.columns if c in ("spearman", "kendall_tau_b", "pearson",
+                                                  "mean_r", "fisher_z", "tanh_mean_r",
+                                                  "pooled")]
+        keys = [c for c in want.columns if c not in cols]
+        merged = got.merge(want, on=keys, suffixes=("", "_want"))
+        assert len(merged) == len(want), key
+        for col in cols:
+            np.testing.assert_allclose(merged[col].astype(float), merged[f"{col}_want"],
+                                       atol=1e-12, equal_nan=True)
