@@ -18,7 +18,8 @@ overview = {r["study"]: r for r in studies.overview(db)}[study]
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Images", overview["images"])
 c2.metric("Ratings", overview["ratings"])
-c3.metric("Ranked images", overview["rankings"])
+c3.metric("Rankings", overview["rankings"],
+          help="one per prompt, rater and criterion (as on the dashboard)")
 c4.metric("Raters wanted per item", overview["raters_per_item"])
 
 rows = studies.rater_progress(db, study)

@@ -24,6 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=export.FORMATS, default="csv")
     p.add_argument("-o", "--output",
                    help="output file (folder for imagenhub), replaced atomically")
+    p.add_argument("--include-excluded", action="store_true",
+                   help="also export raters excluded from the study ('raters exclude')")
     p.set_defaults(func=_export)
 
 
@@ -32,10 +34,13 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
     if args.format == "imagenhub":
         if not args.output:
             raise ConcordError("--format imagenhub needs -o FOLDER")
-        files = export.write_imagenhub(labels.ratings(db, args.study), Path(args.output))
+        files = export.write_imagenhub(
+            labels.ratings(db, args.study, include_excluded=args.include_excluded),
+            Path(args.output))
         print(f"wrote {len(files)} TSV file(s) to {args.output}", file=sys.stderr)
         return 0
-    data = labels.export_bytes(db, args.study, args.format)
+    data = labels.export_bytes(db, args.study, args.format,
+                               include_excluded=args.include_excluded)
     if args.output:
         atomic.write_bytes(Path(args.output), data)  # a killed export keeps the previous file
         print(f"wrote {args.output}", file=sys.stderr)

@@ -16,7 +16,8 @@ from concord.errors import ConcordError, InputError, NotFoundError, Problem
 from concord.importers.tables import TableError, read_csv_rows
 from concord.plan import ImageSpec, PromptSpec, StudyPlan
 from concord.services import common
-from concord.store import frames, items
+from concord.services.exclusions import without_excluded
+from concord.store import exclusions, frames, items
 from concord.store import raters as rater_store
 from concord.store import ratings as rating_store
 from concord.store import studies as study_store
@@ -37,19 +38,33 @@ class RatingsImport:
     changed: int = 0
 
 
-def ratings(db: Database, study_name: str) -> pd.DataFrame:
-    """Current ratings of a study as a tidy frame."""
-    return frames.ratings_frame(db, study_store.get_study(db, study_name).id)
+def _excluded(db: Database, study_id: int, include_excluded: bool) -> set[str]:
+    # Raters excluded from the study (concord.services.exclusions) are left out of every
+    # export unless asked for explicitly.
+    return set() if include_excluded else exclusions.excluded_names(db, study_id)
 
 
-def rankings(db: Database, study_name: str) -> pd.DataFrame:
-    """Current rankings of a study as a tidy frame (one row per ranked image)."""
-    return frames.rankings_frame(db, study_store.get_study(db, study_name).id)
+def ratings(db: Database, study_name: str, *, include_excluded: bool = False) -> pd.DataFrame:
+    """Current ratings of a study as a tidy frame (without excluded raters by default)."""
+    study_id = study_store.get_study(db, study_name).id
+    return without_excluded(frames.ratings_frame(db, study_id),
+                            _excluded(db, study_id, include_excluded))
 
 
-def export_bytes(db: Database, study_name: str, fmt: str) -> bytes:
-    """The study's labels in ``csv``, ``jsonl`` or ``parquet``."""
-    frame = export.labels_frame(ratings(db, study_name), rankings(db, study_name))
+def rankings(db: Database, study_name: str, *, include_excluded: bool = False) -> pd.DataFrame:
+    """Current rankings of a study as a tidy frame, one row per ranked image (without
+    excluded raters by default)."""
+    study_id = study_store.get_study(db, study_name).id
+    return without_excluded(frames.rankings_frame(db, study_id),
+                            _excluded(db, study_id, include_excluded))
+
+
+def export_bytes(db: Database, study_name: str, fmt: str, *,
+                 include_excluded: bool = False) -> bytes:
+    """The study's labels in ``csv``, ``jsonl`` or ``parquet`` (excluded raters left out
+    unless ``include_excluded``)."""
+    frame = export.labels_frame(ratings(db, study_name, include_excluded=include_excluded),
+                                rankings(db, study_name, include_excluded=include_excluded))
     writers = {"csv": export.to_csv_bytes, "jsonl": export.to_jsonl_bytes,
                "parquet": export.to_parquet_bytes}
     if fmt not in writers:

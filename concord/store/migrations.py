@@ -314,3 +314,22 @@ def _run_script(db: Database, script: str) -> None:
     for statement in script.split(";\n"):
         if statement.strip():
             db.execute(statement)
+
+
+_RATER_EXCLUSIONS = """
+CREATE TABLE rater_exclusions (
+    study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+    rater_id INTEGER NOT NULL REFERENCES raters(id) ON DELETE CASCADE,
+    reason TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    excluded_at TEXT NOT NULL,
+    PRIMARY KEY (study_id, rater_id)
+)
+"""
+
+
+@migrations()
+def m201_rater_exclusions(db: Database) -> None:
+    """Raters a researcher left out of a study's statistics and exports (reversible: the
+    row is deleted on re-inclusion; both actions are in the audit log)."""
+    _run_script(db, _RATER_EXCLUSIONS)
