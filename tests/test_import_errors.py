@@ -564,3 +564,23 @@ def test_bad_lease_minutes_is_refused(db, study, value):
     study.write_text(study.read_text() + f"lease_minutes: {value}\n")
     err = str(import_fails(db, study))
     assert "field 'lease_minutes'" in err and "a week" in err
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("[1, 2]", "expected a mapping"),
+    ("{min_secs: 3}", "unknown key(s) ['min_secs']"),
+    ("{max_fast_share: 7}", "max_fast_share"),
+])
+def test_bad_quality_thresholds_are_refused(db, study, value, message):
+    study.write_text(study.read_text() + f"quality: {value}\n")
+    err = str(import_fails(db, study))
+    assert "field 'quality'" in err and message in err
+
+
+def test_quality_thresholds_reach_the_study_settings(db, study):
+    from concord.store import studies as study_store
+
+    study.write_text(study.read_text() + "quality: {min_seconds_rating: 4, min_items: 3}\n")
+    studies.import_manifest(db, study)
+    settings = study_store.get_study(db, "bad").settings
+    assert settings["quality"] == {"min_seconds_rating": 4, "min_items": 3}

@@ -22,12 +22,13 @@ from concord.importers.safe_load import (
 from concord.importers.tables import TableError, read_text
 from concord.names import name_problem
 from concord.plan import DEFAULT_LEASE_MINUTES, PROTOCOLS
+from concord.stats.quality import QualityThresholds
 
 LAYOUTS = ("folder", "imagenhub", "paircomp", "geneval2", "tiif", "paraphrase")
 KNOWN_KEYS = {
     "name", "description", "protocol", "rubric", "layout", "root", "prompts", "questions",
     "models", "raters_per_item", "ranking", "gold", "max_pixels", "tasks", "variants",
-    "benchmark", "seed", "lease_minutes",
+    "benchmark", "seed", "lease_minutes", "quality",
 }
 MAX_LEASE_MINUTES = 7 * 24 * 60
 RANKING_KEYS = {"prompts_per_dimension", "prompts", "seed", "ties", "sample", "criteria"}
@@ -68,6 +69,7 @@ class Manifest:
     seed: int = 0
     benchmark: str | None = None
     lease_minutes: float = DEFAULT_LEASE_MINUTES
+    quality: dict[str, Any] = field(default_factory=dict)
 
     def settings(self) -> dict[str, Any]:
         """Study settings stored in the database."""
@@ -79,6 +81,7 @@ class Manifest:
             "seed": self.seed,
             "benchmark": self.benchmark,
             "lease_minutes": self.lease_minutes,
+            **({"quality": self.quality} if self.quality else {}),
             "ranking": {"ties": r.ties, "sample": r.sample, "seed": r.seed,
                         "prompts_per_dimension": r.prompts_per_dimension},
         }
@@ -215,11 +218,28 @@ def _fill_numbers(m: Manifest, d: dict[str, Any], bad: Any) -> None:
                              f" (a week), got {lease!r}")
     else:
         m.lease_minutes = float(lease)
+    m.quality = _quality(d.get("quality"), bad)
     benchmark = d.get("benchmark")
     if benchmark is not None and not isinstance(benchmark, str):
         bad("benchmark", f"expected a name, got {benchmark!r}")
     else:
         m.benchmark = benchmark
+
+
+def _quality(value: Any, bad: Any) -> dict[str, Any]:
+    """Flag thresholds of the rater-quality checks (docs/stats.md), checked here so a typo
+    is refused at import rather than at the first report."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        bad("quality", f"expected a mapping of thresholds, got {value!r}")
+        return {}
+    try:
+        QualityThresholds.from_settings(value)
+    except ValueError as exc:
+        bad("quality", str(exc))
+        return {}
+    return dict(value)
 
 
 def _ranking(r: Any, bad: Any) -> Ranking:
