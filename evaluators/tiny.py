@@ -40,8 +40,13 @@ _CORPUS = [
 
 
 def tiny_tokenizer(specials: list[str], *, eos: str, pad: str, bos: str | None = None,
+                   corpus: list[str] | None = None, vocab_size: int = 600,
                    **kwargs: Any) -> PreTrainedTokenizerFast:
-    """A byte-level BPE tokenizer trained on a few template sentences (left padding)."""
+    """A byte-level BPE tokenizer trained on a few template sentences (left padding).
+
+    ``corpus`` (default: the metrics' prompt templates) and ``vocab_size`` let a benchmark
+    train one whose token counts look like a real tokenizer's on its own texts.
+    """
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence([
         pre_tokenizers.Split(Regex(_SPLIT), behavior="isolated"),
@@ -49,10 +54,10 @@ def tiny_tokenizer(specials: list[str], *, eos: str, pad: str, bos: str | None =
     ])
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=600, special_tokens=specials, show_progress=False,
+        vocab_size=vocab_size, special_tokens=specials, show_progress=False,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
-    tok.train_from_iterator(_CORPUS, trainer)
+    tok.train_from_iterator(corpus or _CORPUS, trainer)
     named = {"eos_token": eos, "pad_token": pad}
     if bos is not None:
         named["bos_token"] = bos
