@@ -26,6 +26,7 @@ from evaluators.token_probs import Processing
 
 Loader = Callable[[], tuple[Any, Any]]
 logger = logging.getLogger(__name__)
+_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 
 
 class HFVLMBackend:
@@ -46,7 +47,7 @@ class HFVLMBackend:
 
     def __init__(self, model: str, *, device: str = "auto", batch_size: int | str = 8,
                  loader: Loader | None = None, trust_remote_code: bool = False,
-                 dtype: torch.dtype | None = None, share_prefix: bool = True,
+                 dtype: torch.dtype | str | None = None, share_prefix: bool = True,
                  device_map: str | None = None,
                  max_memory: dict[Any, str] | None = None) -> None:
         self._auto_batch = batch_size == "auto"
@@ -60,6 +61,8 @@ class HFVLMBackend:
         self.processor_lock = threading.Lock()
         self.prefix_verified = False
         self._loader = loader
+        if isinstance(dtype, str):
+            dtype = None if dtype == "auto" else _DTYPES[dtype]
         self._load_options: dict[str, Any] = {
             "trust_remote_code": trust_remote_code, "dtype": dtype,
             "device_map": device_map, "max_memory": max_memory}
