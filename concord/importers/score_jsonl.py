@@ -15,13 +15,14 @@ A resumed task appends to its file, so within one file the last line for a score
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from concord.errors import InputError, Problem
-from concord.importers.tables import TableError, read_jsonl
+from concord.importers.tables import TableError, read_text
 
 _STATUSES = ("done", "failed", "cancelled", "stale", "running")
 
@@ -38,13 +39,16 @@ class ScoreFile:
 def read_score_file(path: Path) -> ScoreFile:
     """Parse and check every line; InputError lists each problem with line and field."""
     try:
-        lines = read_jsonl(path)
+        text = read_text(path)
     except TableError as exc:
         raise InputError(exc.problems) from exc
     out, problems = ScoreFile(path), []
     latest: dict[tuple, dict[str, Any]] = {}
-    for n, rec in lines:
+    for n, line in enumerate(text.splitlines(), start=1):
         bad = _Bad(str(path), n, problems)
+        rec = _object(line, bad)
+        if rec is None:
+            continue
         kind = rec.get("type", "score")
         if kind == "score":
             row = _score(rec, bad)
@@ -64,6 +68,21 @@ def read_score_file(path: Path) -> ScoreFile:
     return out
 
 
+def _object(line: str, bad: _Bad) -> dict[str, Any] | None:
+    """The line's JSON object; None (with a problem unless blank) otherwise."""
+    if not line.strip():
+        return None
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError as exc:
+        bad(None, f"malformed JSON: {exc.msg} (column {exc.colno})")
+        return None
+    if not isinstance(rec, dict):
+        bad(None, f"expected a JSON object, got {type(rec).__name__}")
+        return None
+    return rec
+
+
 def _key(row: dict[str, Any]) -> tuple:
     return (row["prompt_id"], row["model"], row["sample"], row["metric"], row["judge"],
             row["question_id"])
@@ -75,7 +94,7 @@ class _Bad:
     def __init__(self, file: str, line: int, problems: list[Problem]) -> None:
         self.file, self.line, self.problems = file, line, problems
 
-    def __call__(self, field_name: str, message: str) -> None:
+    def __call__(self, field_name: str | None, message: str) -> None:
         self.problems.append(Problem(self.file, message, row=self.line, field=field_name))
 
 
