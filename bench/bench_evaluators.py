@@ -149,16 +149,17 @@ def backend_scores(backend: HFVLMBackend, images: list, texts: list[str],
 
 
 def timed(fn: Callable, backend: HFVLMBackend, images: list, texts: list[str],
-          yes_ids: list[int], warmup: int) -> tuple[list[float], float]:
-    """Warm up on the first ``warmup`` pairs, then time the whole workload."""
+          yes_ids: list[int], warmup: int) -> tuple[list[float], float, float]:
+    """Warm up on the first ``warmup`` pairs, then time the whole workload: (scores, wall
+    seconds, CPU seconds of this process; the latter is steadier on a shared machine)."""
     if warmup:
         fn(backend, images[:warmup], texts[:warmup], yes_ids[:warmup])
     sync = torch.cuda.synchronize if backend.model.device.type == "cuda" else (lambda: None)
     sync()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = fn(backend, images, texts, yes_ids)
     sync()
-    return result, time.perf_counter() - start
+    return result, time.perf_counter() - start, time.process_time() - cpu
 
 
 def parse_args() -> argparse.Namespace:
@@ -169,10 +170,10 @@ def parse_args() -> argparse.Namespace:
                     help="model built when no --model: Qwen2.5-VL 7B widths or tiny")
     ap.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     ap.add_argument("--sizes", type=int, nargs="+", default=[224, 512], help="image sides")
-    ap.add_argument("--images", type=int, default=2, help="images per size")
+    ap.add_argument("--images", type=int, default=4, help="images per size")
     ap.add_argument("--loop-pairs", type=int, default=7,
                     help="pairs timed for the two per-pair loops (default: one image's 7)")
-    ap.add_argument("--batch-size", type=int, default=14, help="pairs per forward")
+    ap.add_argument("--batch-size", type=int, default=28, help="pairs per forward")
     ap.add_argument("--paths", default="naive,generate,batched,shared",
                     help="comma-separated subset of naive,generate,batched,shared")
     ap.add_argument("--warmup", type=int, default=1, help="pairs run before timing")
@@ -207,8 +208,9 @@ PATHS = {"naive": ("naive (forward, batch 1)", naive_scores),
 
 
 def run_size(size: int, args: argparse.Namespace, flat: HFVLMBackend,
-             shared: HFVLMBackend) -> list[tuple[str, int, float, float]]:
-    """Time every path at one size: [(label, pairs, seconds, max |ΔP| vs the first path)].
+             shared: HFVLMBackend) -> list[tuple[str, int, float, float, float]]:
+    """Time every path at one size: [(label, pairs, seconds, CPU seconds, max |ΔP| vs the
+    first path)].
 
     The two per-pair loops batch nothing, so they time only the first ``--loop-pairs``
     pairs (their pairs/s does not depend on how many there are); the batched paths run the
@@ -218,19 +220,25 @@ def run_size(size: int, args: argparse.Namespace, flat: HFVLMBackend,
     rendered = [shared.render(q + SUFFIX) for _ in range(args.images) for q in QUESTIONS]
     texts = [t for t, _ in rendered]
     yes_ids = [shared.first_token_id(c, shared.spaced(c, "Yes")) for _, c in rendered]
-    rows: list[tuple[str, int, float, float]] = []
+    rows: list[tuple[str, int, float, float, float]] = []
     first: list[float] | None = None
     for key in args.paths.split(","):
         label, fn = PATHS[key]
         n = min(args.loop_pairs, len(texts)) if key in ("naive", "generate") else len(texts)
         backend = shared if key == "shared" else flat
-        scores, seconds = timed(fn, backend, images[:n], texts[:n], yes_ids[:n],
-                                len(QUESTIONS) if key == "shared" else args.warmup)
+        scores, seconds, cpu = timed(fn, backend, images[:n], texts[:n], yes_ids[:n],
+                                     len(QUESTIONS) if key == "shared" else args.warmup)
         first = first or scores
         diff = max(abs(a - b) for a, b in zip(first, scores, strict=False))
-        rows.append((label, n, seconds, diff))
+        rows.append((label, n, seconds, cpu, diff))
         print(f"  {size}px {label}: {n} pairs in {seconds:.1f} s", file=sys.stderr, flush=True)
     return rows
+
+
+def _ratio(rate: dict[str, float], label: str, base: str) -> str:
+    """Speed-up of ``label`` over the ``base`` path ("-" when that path did not run)."""
+    reference = rate.get(PATHS[base][0])
+    return f"{rate[label] / reference:.2f}x" if reference else "-"
 
 
 def main() -> int:
@@ -244,18 +252,17 @@ def main() -> int:
           f"images={args.images} questions={len(QUESTIONS)} batch={args.batch_size} "
           f"prompt tokens at {args.sizes[0]}px={tokens['input_ids'].shape[1]}")
     print(f"{'size':>5} {'path':<36} {'pairs':>5} {'seconds':>8} {'pairs/s':>8} {'vs naive':>9} "
-          f"{'vs generate':>11} {'max|ΔP|':>9}")
+          f"{'vs generate':>11} {'cpu s':>8} {'cpu vs naive':>9} {'max|ΔP|':>9}")
     tolerance = 1e-4 if model.dtype == torch.float32 else 2e-2
     ok = True
     for size in args.sizes:
         rows = run_size(size, args, flat, shared)
-        rate = {label: n / seconds for label, n, seconds, _ in rows}
-        r_naive, r_gen = rate.get(PATHS["naive"][0]), rate.get(PATHS["generate"][0])
-        for label, n, seconds, diff in rows:
-            vs_naive = f"{rate[label] / r_naive:.2f}x" if r_naive else "-"
-            vs_gen = f"{rate[label] / r_gen:.2f}x" if r_gen else "-"
-            print(f"{size:>5} {label:<36} {n:>5} {seconds:8.1f} {rate[label]:8.2f} "
-                  f"{vs_naive:>9} {vs_gen:>11} {diff:9.1e}")
+        rate = {label: n / seconds for label, n, seconds, _, _ in rows}
+        cpu_rate = {label: n / cpu for label, n, _, cpu, _ in rows}
+        for label, n, seconds, cpu, diff in rows:
+            print(f"{size:>5} {label:<36} {n:>5} {seconds:8.1f} {rate[label]:8.3f} "
+                  f"{_ratio(rate, label, 'naive'):>9} {_ratio(rate, label, 'generate'):>11} "
+                  f"{cpu:8.1f} {_ratio(cpu_rate, label, 'naive'):>9} {diff:9.1e}")
             ok = ok and diff <= tolerance
     print(f"scores {'agree' if ok else 'DISAGREE'} with the first path (tolerance "
           f"{tolerance:g}); shared prefix: {shared.share_reason or 'used'}, "
