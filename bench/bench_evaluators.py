@@ -169,6 +169,8 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--widths", choices=["7b", "tiny"], default="7b",
                     help="model built when no --model: Qwen2.5-VL 7B widths or tiny")
     ap.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    ap.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16"],
+                    help="weights of the built model (auto: bf16 on GPU, fp32 on CPU)")
     ap.add_argument("--sizes", type=int, nargs="+", default=[224, 512], help="image sides")
     ap.add_argument("--images", type=int, default=4, help="images per size")
     ap.add_argument("--loop-pairs", type=int, default=7,
@@ -189,8 +191,11 @@ def load_backends(args: argparse.Namespace) -> tuple[HFVLMBackend, HFVLMBackend]
         from evaluators.tiny import build_tiny_vlm
 
         built = build_qwen_7b_widths() if args.widths == "7b" else build_tiny_vlm("qwen2_5_vl")
-        device = "cuda" if args.device == "auto" and torch.cuda.is_available() else args.device
-        model = built[0].to("cpu" if device == "auto" else device)
+        device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available()
+                              else "cpu" if args.device == "auto" else args.device)
+        dtype = (torch.bfloat16 if device.type == "cuda" else torch.float32) \
+            if args.dtype == "auto" else getattr(torch, args.dtype)
+        model = built[0].to(device=device, dtype=dtype)
         base = HFVLMBackend("qwen2.5-vl-" + args.widths, batch_size=args.batch_size,
                             loader=lambda: (model, built[1]))
         base.load()

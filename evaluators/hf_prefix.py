@@ -152,7 +152,8 @@ def _select(cache: Any, index: torch.Tensor) -> Any:
 
     new = DynamicCache()
     for i, layer in enumerate(cache.layers):
-        new.update(layer.keys.index_select(0, index), layer.values.index_select(0, index), i)
+        rows = index.to(layer.keys.device)  # layers may sit on several GPUs (device_map)
+        new.update(layer.keys.index_select(0, rows), layer.values.index_select(0, rows), i)
     return new
 
 
@@ -170,7 +171,8 @@ def _suffix_chunk(backend: Any, cache: Any, prefix: Any, prep: Prepared, chunk: 
         input_ids=ids, attention_mask=torch.cat([prefix["attention_mask"][image_rows], mask], 1),
         position_ids=_positions(prefix, image_rows, width, deltas),
         past_key_values=_select(cache, image_rows),
-        logits_to_keep=torch.tensor(keep, device=device)).logits.float()
+        # a CPU index works whichever GPU the last layer sits on (device_map)
+        logits_to_keep=torch.tensor(keep)).logits.float()
     column = {p: j for j, p in enumerate(keep)}
     vocab = logits.shape[-1]
     seen = None

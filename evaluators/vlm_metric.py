@@ -2,9 +2,10 @@
 
 A metric says which queries an image gets (:meth:`VLMMetric.queries`), how one query's
 next-token log-probabilities become a value (:meth:`VLMMetric.read`) and how the values
-become a :class:`ScoreResult` (:meth:`VLMMetric.combine`). Images are opened once, every
-query of a batch of images is scored in left-padded forward passes, and an unreadable image
-fails alone. torch is imported only when the backend is built.
+become a :class:`ScoreResult` (:meth:`VLMMetric.combine`). Images are opened once (on a few
+threads); the backend scores all queries of a batch of images together, sharing each image's
+prefix between its questions where it can; an unreadable image fails alone. torch is
+imported only when the backend is built.
 """
 
 from __future__ import annotations

@@ -198,11 +198,15 @@ def list_runs(db: Database, study_id: int | None = None, limit: int = 100) -> li
 
 
 def record_imported_run(db: Database, run: dict[str, Any], study_id: int) -> None:
-    """A run read from a score file (``merge-scores``): kept once, never overwritten."""
+    """A run read from a score file (``merge-scores``). Merged again after the task
+    finished, its end (status, counts) replaces the ``stale`` it was recorded with."""
     db.execute(
-        "INSERT OR IGNORE INTO runs (id, study_id, metric, judge, params, started_at,"
-        " finished_at, status, host, n_total, n_scored, n_errors, options_key, shard)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO runs (id, study_id, metric, judge, params, started_at, finished_at,"
+        " status, host, n_total, n_scored, n_errors, options_key, shard)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (id) DO UPDATE SET status = excluded.status,"
+        " finished_at = excluded.finished_at, n_scored = excluded.n_scored,"
+        " n_errors = excluded.n_errors WHERE runs.status = 'stale' AND excluded.status != 'stale'",
         [run["run_id"], study_id, run["metric"], run["judge"], dumps(run.get("params", {})),
          run["started_at"], run.get("finished_at"), run.get("status", "stale"),
          run.get("host"), run.get("n_total"), run.get("n_scored", 0), run.get("n_errors", 0),

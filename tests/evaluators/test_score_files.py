@@ -140,7 +140,15 @@ def test_a_value_beats_an_error_and_the_later_run_wins(study, tmp_path):
     stale = db.execute("SELECT status FROM runs WHERE id = 'r1'").fetchone()[0]
     db.close()
     assert got == {"p0": 0.9, "p1": 0.3}
-    assert stale == "stale"  # a run line without its end line: the task was killed
+    assert stale == "stale"  # a run line without its end line: the task was killed (or runs)
+    with a.open("a") as f:  # ... it finished after all: merging again records its end
+        f.write(json.dumps({"type": "end", "run_id": "r1", "status": "done", "n_scored": 1,
+                            "n_errors": 1, "finished_at": "2026-01-02"}) + "\n")
+    db = open_db(study)
+    metric_scores.merge_score_files(db, "tiny", [b, a])
+    status = db.execute("SELECT status, n_scored FROM runs WHERE id = 'r1'").fetchone()
+    db.close()
+    assert tuple(status) == ("done", 1)
 
 
 def test_every_bad_line_is_named_and_nothing_is_written(study, tmp_path):

@@ -14,7 +14,7 @@ from evaluators import hf_prefix
 from evaluators.hf_backend import HFVLMBackend
 from evaluators.token_probs import Processing
 
-SHARING = ("llava", "qwen2_5_vl", "idefics3")
+SHARING = ("llava", "qwen2_5_vl", "qwen3_vl", "idefics3")
 QUESTIONS = ["Is the cube red? Answer in one word.",
              "How many pigs are in the image? Answer in one word.",
              "Is the text 'drink' in the image?",
