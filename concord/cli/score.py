@@ -72,8 +72,7 @@ def _merge(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _job(args: argparse.Namespace, ranks: Any, options: dict[str, Any],
-         key: str | None) -> ScoringJob:
+def _job(args: argparse.Namespace, ranks: Any, key: str | None) -> ScoringJob:
     shard = parse_shard(args.shard) if args.shard is not None else None
     if ranks.world > 1:
         shard = (shard or parse_shard("0/1")).split(ranks.rank, ranks.world)
@@ -98,7 +97,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     judge = score_args.judge_options(args, ranks, evaluator_class_or_error(args.metric))
     evaluator = build_evaluator(args.metric, model=args.model, options=options, **judge)
     key = score_args.score_key(evaluator, options, judge)
-    job = _job(args, ranks, options, key)
+    job = _job(args, ranks, key)
     db = open_db(settings.db_path)
     previous = signal.signal(signal.SIGTERM, _cancel)
     try:

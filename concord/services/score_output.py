@@ -126,7 +126,7 @@ class Heartbeat:
 
     def __init__(self, db: Database, run_id: str) -> None:
         self.run_id = run_id
-        self.path = db.execute("PRAGMA database_list").fetchone()[2]
+        self.path = run_store.database_file(db)
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._beat, daemon=True,
                                        name="concord-heartbeat")

@@ -87,6 +87,11 @@ def pid_alive(pid: int | None) -> bool:
         return True
 
 
+def database_file(db: Database) -> str:
+    """The file behind a connection ("" for an in-memory database)."""
+    return str(db.execute("PRAGMA database_list").fetchone()[2] or "")
+
+
 def shards_overlap(a: str, b: str) -> bool:
     """Whether two shard specs (``""``, ``"i/n"`` or ``"i/n:r/w"``) can share an image."""
     if not a or not b:
