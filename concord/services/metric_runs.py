@@ -153,7 +153,9 @@ class RunView:
 def view(db: Database, settings: Settings, run_id: str, lines: int = 20) -> RunView:
     """Status, counts and log tail of a run (also one that has not written its row yet)."""
     run = run_store.get_run(db, run_id)
-    tail = log_tail(log_dir(settings) / f"{run_id}.log", lines)
+    log = Path(run.log_path) if run is not None and run.log_path else \
+        log_dir(settings) / f"{run_id}.log"
+    tail = log_tail(log, lines)
     if run is None:
         proc = _LAUNCHED.get(run_id)
         status = "starting" if proc is not None and proc.poll() is None else "exited"

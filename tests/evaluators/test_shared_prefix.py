@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from evaluators import hf_prefix
+from evaluators import hf_flat, hf_prefix
 from evaluators.hf_backend import HFVLMBackend
 from evaluators.token_probs import Processing
 
@@ -41,7 +41,8 @@ def pair_backends(tiny_dirs):
         loaded = HFVLMBackend(str(folder), device="cpu")
         loaded.load()  # the production from_pretrained path
         model = sharpen(copy.deepcopy(loaded.model))
-        shared = HFVLMBackend(str(folder), batch_size=5,
+        # 12 pairs per forward: the three images of a workload share one prefill batch
+        shared = HFVLMBackend(str(folder), batch_size=12,
                               loader=lambda m=model, p=loaded.processor: (m, p))
         flat = HFVLMBackend("flat", batch_size=5, share_prefix=False,
                             loader=lambda m=model, p=loaded.processor: (m, p))
@@ -50,8 +51,8 @@ def pair_backends(tiny_dirs):
 
 
 def _workload(backend, image_maker, system=None):
-    # three image sizes: different prefix lengths (Qwen) and tile counts (Idefics3)
-    images = [image_maker(1), image_maker(2, (130, 90)), image_maker(3, (40, 40))]
+    # three sizes: different prefix lengths (Qwen's dynamic resolution, Idefics3's tiles)
+    images = [image_maker(0, (28, 28)), image_maker(4, (30, 60)), image_maker(8, (120, 30))]
     rendered = [backend.render(q, system) for q in QUESTIONS]
     pairs = [(im, text, ctx) for im in images for text, ctx in rendered]
     return [p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs]
@@ -68,6 +69,11 @@ def test_shared_prefix_equals_unshared_next_token(pair_backends, image_maker, ar
     b = flat.next_token_logprobs(images, texts, processing)
     assert shared.share_reason is None
     assert shared.counters["shared_pairs"] - before == len(texts)
+    prefix = shared.split_prefix(texts[0])[0]
+    lengths = {hf_flat.process(shared, [im], [prefix])["input_ids"].shape[1]
+               for im in images[::len(QUESTIONS)]}
+    # one prefill batch of three prefix lengths (left-padded); LLaVA's crop is fixed-size
+    assert len(lengths) == (1 if arch == "llava" else 3)
     assert (a - b).abs().max().item() <= 1e-4
     assert (a.exp() - b.exp()).abs().max().item() <= 1e-5
 
@@ -95,7 +101,7 @@ def test_system_turn_and_chunks_larger_than_the_batch(pair_backends, image_maker
     try:
         a = shared.next_token_logprobs(images, texts)
     finally:
-        shared.batch_size = 5
+        shared.batch_size = 12
     assert (a - flat.next_token_logprobs(images, texts)).abs().max().item() <= 1e-4
 
 
