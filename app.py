@@ -19,11 +19,12 @@ RATERS = st.Page("pages/raters.py", title="Raters", icon=":material/group:")
 PROGRESS = st.Page("pages/progress.py", title="Progress", icon=":material/monitoring:")
 DASHBOARD = st.Page("pages/dashboard.py", title="Agreement dashboard", icon=":material/analytics:")
 EXPORT = st.Page("pages/export.py", title="Export", icon=":material/download:")
+METRICS = st.Page("pages/metrics.py", title="Metrics", icon=":material/speed:")
 
 if user is None:
     nav = st.navigation([SIGN_IN], position="hidden")
 elif user.is_researcher:
-    nav = st.navigation({"Research": [DASHBOARD, STUDIES, RATERS, PROGRESS, EXPORT]})
+    nav = st.navigation({"Research": [DASHBOARD, STUDIES, RATERS, PROGRESS, METRICS, EXPORT]})
 else:
     protocols = {study_store.get_study(db, s).protocol for s in user.studies}
     rater_pages = []

@@ -35,12 +35,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "import-scores", help="import metric scores computed elsewhere",
         description="CSV columns: prompt_id, model, metric, value [, sample, question_id, "
                     "judge]. tiif: TIIF-Bench judge outputs (one JSON object per line), "
-                    "stored per question as metric 'tiif-judge' (1 = correct).")
+                    "stored per question as metric 'tiif-judge' (1 = correct). jsonl: a "
+                    "score file written by `score --output` (several: merge-scores).")
     p.add_argument("--study", required=True, help="target study (created if missing)")
-    p.add_argument("--format", choices=["csv", "tiif"], required=True)
+    p.add_argument("--format", choices=["csv", "tiif", "jsonl"], required=True)
     p.add_argument("--judge", help="judge name for tiif (default: from the file name)")
     p.add_argument("path", type=Path, metavar="PATH",
-                   help="CSV file; for tiif a JSONL file or a <model>/<dim>/<variant>/ tree")
+                   help="CSV file; for tiif a JSONL file or a <model>/<dim>/<variant>/ tree; "
+                        "for jsonl a score file")
     p.set_defaults(func=_import_scores)
 
 

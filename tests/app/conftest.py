@@ -16,14 +16,14 @@ from tests.helpers import ROOT, make_folder_study
 APP = str(ROOT / "app.py")
 
 
-@pytest.fixture(autouse=True)
-def _navigation_mode(monkeypatch: pytest.MonkeyPatch):
+def through_app_always() -> None:
     """Run every AppTest run through app.py, as a server does once it has served a page.
 
     AppTest puts Streamlit back into its older "pages directory" mode before each run, in
     which a run of a page skips app.py (sign-in, navigation); a server leaves that mode for
     good at its first run of app.py (the browser test opening /rank first covers the
-    server's first run, see concord.ui.session.through_app).
+    server's first run, see concord.ui.session.through_app). Call it in a subprocess that
+    drives AppTest; tests get it from the fixture below.
     """
     original = PagesManager.__init__
 
@@ -31,7 +31,13 @@ def _navigation_mode(monkeypatch: pytest.MonkeyPatch):
         original(self, *args, **kwargs)
         PagesManager.uses_pages_directory = False
 
-    monkeypatch.setattr(PagesManager, "__init__", init)
+    PagesManager.__init__ = init
+
+
+@pytest.fixture(autouse=True)
+def _navigation_mode(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(PagesManager, "__init__", PagesManager.__init__)  # restored after
+    through_app_always()
 
 
 @pytest.fixture(autouse=True)
