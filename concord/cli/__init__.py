@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "concord.cli.setup",
     "concord.cli.imports",
     "concord.cli.raters",
+    "concord.cli.crowd",
     "concord.cli.export",
     "concord.cli.score",
     "concord.cli.stats",

@@ -55,6 +55,7 @@ def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
     models = m.models or layout.models
     problems += _select_rank_set(m, layout.prompts, models)
     gold = _read_gold(m, layout.prompts, models, problems)
+    problems += _check_practice(m, gold)
     if not layout.prompts and not problems:
         problems.append(Problem(str(m.path), "the study has no prompts", field="prompts"))
     if problems:
@@ -62,6 +63,23 @@ def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
     return StudyPlan(name=m.name, protocol=m.protocol, rubric=m.rubric, root=str(m.root),
                      settings=m.settings(), models=list(models), prompts=layout.prompts,
                      images=images, gold=gold)
+
+
+def _check_practice(m: Manifest, gold: list[GoldSpec]) -> list[Problem]:
+    """A practice block is made of scoring gold images: there must be enough of them."""
+    wanted = m.crowd.practice_items
+    if not wanted:
+        return []
+    if m.protocol == "rank":
+        return [Problem(str(m.path), "a practice block needs scoring gold images; "
+                                     "a rank study has none (use protocol score or both)",
+                        field="crowd.practice")]
+    have = len({(g.prompt_key, g.model, g.sample) for g in gold if g.unit == "image"})
+    if have < wanted:
+        where = f"the gold file has {have}" if m.gold else "the manifest has no 'gold' file"
+        return [Problem(str(m.path), f"a practice block of {wanted} item(s) needs as many "
+                                     f"scoring gold images; {where}", field="crowd.practice")]
+    return []
 
 
 def _check_sources(m: Manifest, prompts: list[PromptSpec]) -> list[Problem]:

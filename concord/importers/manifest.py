@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from concord import crowd_settings
+from concord.crowd_settings import CrowdSettings
 from concord.errors import InputError, Problem
 from concord.importers.images import DEFAULT_MAX_PIXELS
 from concord.importers.safe_load import (
@@ -28,7 +30,7 @@ LAYOUTS = ("folder", "imagenhub", "paircomp", "geneval2", "tiif", "paraphrase")
 KNOWN_KEYS = {
     "name", "description", "protocol", "rubric", "layout", "root", "prompts", "questions",
     "models", "raters_per_item", "ranking", "gold", "max_pixels", "tasks", "variants",
-    "benchmark", "seed", "lease_minutes", "quality",
+    "benchmark", "seed", "lease_minutes", "quality", "crowd",
 }
 MAX_LEASE_MINUTES = 7 * 24 * 60
 RANKING_KEYS = {"prompts_per_dimension", "prompts", "seed", "ties", "sample", "criteria"}
@@ -70,6 +72,7 @@ class Manifest:
     benchmark: str | None = None
     lease_minutes: float = DEFAULT_LEASE_MINUTES
     quality: dict[str, Any] = field(default_factory=dict)
+    crowd: CrowdSettings = field(default_factory=CrowdSettings)
 
     def settings(self) -> dict[str, Any]:
         """Study settings stored in the database."""
@@ -82,6 +85,7 @@ class Manifest:
             "benchmark": self.benchmark,
             "lease_minutes": self.lease_minutes,
             **({"quality": self.quality} if self.quality else {}),
+            **({"crowd": self.crowd.stored()} if self.crowd.stored() else {}),
             "ranking": {"ties": r.ties, "sample": r.sample, "seed": r.seed,
                         "prompts_per_dimension": r.prompts_per_dimension},
         }
@@ -219,6 +223,9 @@ def _fill_numbers(m: Manifest, d: dict[str, Any], bad: Any) -> None:
     else:
         m.lease_minutes = float(lease)
     m.quality = _quality(d.get("quality"), bad)
+    m.crowd, crowd_problems = crowd_settings.parse(d.get("crowd"))
+    for key, message in crowd_problems:
+        bad(key, message)
     benchmark = d.get("benchmark")
     if benchmark is not None and not isinstance(benchmark, str):
         bad("benchmark", f"expected a name, got {benchmark!r}")

@@ -12,6 +12,7 @@ from sqlite_utils import Database
 
 from concord.errors import AuthError, NotFoundError, RatingError
 from concord.rubrics import Rubric, load_rubric_by_id
+from concord.services import gate
 from concord.store import drafts, work
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
@@ -69,7 +70,12 @@ def pick_next(db: Database, study: study_store.Study, rater_id: int, unit: str) 
     shuffled order.
 
     Runs inside the caller's transaction, so concurrent raters see each other's claims.
+    A rater who has not passed the study's consent and practice gets GateError; one who
+    reached the study's ``items_per_rater`` gets None.
     """
+    gate.check_work(db, study, rater_id)
+    if gate.quota_left(db, study, rater_id) == 0:
+        return None
     cutoff = work.lease_cutoff(study.lease_minutes)
     for current in work.open_assignments(db, study.id, rater_id, unit):
         if current.opened_at >= cutoff:
@@ -90,7 +96,7 @@ def _best_candidate(db: Database, study: study_store.Study, rater_id: int, unit:
     """Least-covered item first, then the rater's own shuffled order."""
     seed = int(study.settings.get("seed", 0))
     best = work.candidates(db, study.id, rater_id, unit, study.k, cutoff=cutoff, seed=seed,
-                           limit=1)
+                           limit=1, practice=gate.practice_count(study))
     return best[0].item_id if best else None
 
 
@@ -107,12 +113,17 @@ def peek_next(db: Database, study: study_store.Study, rater_id: int, unit: str,
 
 
 def progress(db: Database, study: study_store.Study, rater_id: int, unit: str) -> Progress:
-    """Done, skipped and assigned (done + skipped + open + still available) counts."""
+    """Done, skipped and assigned (done + skipped + open + still available, at most the
+    study's ``items_per_rater`` left) counts."""
     counts = work.status_counts(db, study.id, rater_id, unit)
     available = work.count_candidates(db, study.id, rater_id, unit, study.k,
-                                      cutoff=work.lease_cutoff(study.lease_minutes))
-    assigned = counts["done"] + counts["skipped"] + counts["open"] + available
-    return Progress(counts["done"], counts["skipped"], assigned)
+                                      cutoff=work.lease_cutoff(study.lease_minutes),
+                                      practice=gate.practice_count(study))
+    ahead = counts["open"] + available
+    left = gate.quota_left(db, study, rater_id)
+    if left is not None:
+        ahead = min(ahead, left)
+    return Progress(counts["done"], counts["skipped"], counts["done"] + counts["skipped"] + ahead)
 
 
 def seconds_since(stamp: str) -> float:

@@ -92,7 +92,7 @@ def reopen(db: Database, study_name: str, rater_id: int, image_id: int) -> None:
     common.reopen_item(db, study_name, rater_id, UNIT, image_id)
 
 
-def _check_values(rubric: Rubric, values: Mapping[str, float]) -> dict[str, float]:
+def check_values(rubric: Rubric, values: Mapping[str, float]) -> dict[str, float]:
     expected = [c.key for c in rubric.criteria]
     missing = [k for k in expected if values.get(k) is None]
     if missing:
@@ -120,7 +120,7 @@ def submit(db: Database, study_name: str, rater_id: int, image_id: int,
     and this is not an edit, and stores nothing.
     """
     study = common.member_study(db, study_name, rater_id)
-    clean = _check_values(common.rubric(study.rubric or ""), values)
+    clean = check_values(common.rubric(study.rubric or ""), values)
     with transaction(db):
         assignment = work.get_assignment(db, study.id, rater_id, UNIT, image_id)
         common.require(assignment is not None, f"image {image_id} was never given to you")

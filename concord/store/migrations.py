@@ -412,3 +412,67 @@ def m103_geneval2_tifa_name(db: Database) -> None:
     their name: they may come from the TIFA benchmark's own protocol."""
     _run_script(db, _TIFA_RENAME)
 
+
+
+# Migrations of the crowd branch are numbered from 701 so they never clash with others.
+_CROWD = """
+CREATE TABLE crowd_links (
+    id INTEGER PRIMARY KEY,
+    study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+    token_hash TEXT NOT NULL UNIQUE,
+    platform TEXT NOT NULL CHECK (platform IN ('prolific', 'mturk', 'none')),
+    completion_code TEXT,
+    completion_url TEXT,
+    screenout_code TEXT,
+    screenout_url TEXT,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+);
+CREATE INDEX crowd_links_study ON crowd_links(study_id);
+CREATE TABLE crowd_participants (
+    study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+    platform TEXT NOT NULL,
+    participant_id TEXT NOT NULL,
+    rater_id INTEGER NOT NULL UNIQUE REFERENCES raters(id) ON DELETE CASCADE,
+    link_id INTEGER REFERENCES crowd_links(id) ON DELETE SET NULL,
+    params TEXT NOT NULL DEFAULT '{}',
+    joined_at TEXT NOT NULL,
+    last_seen_at TEXT NOT NULL,
+    PRIMARY KEY (study_id, platform, participant_id)
+);
+CREATE TABLE onboarding (
+    study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+    rater_id INTEGER NOT NULL REFERENCES raters(id) ON DELETE CASCADE,
+    consented_at TEXT,
+    practice_state TEXT NOT NULL DEFAULT 'pending'
+        CHECK (practice_state IN ('pending', 'passed', 'failed')),
+    practice_correct INTEGER,
+    practice_total INTEGER,
+    practice_done_at TEXT,
+    completed_at TEXT,
+    PRIMARY KEY (study_id, rater_id)
+);
+CREATE TABLE practice_answers (
+    study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+    rater_id INTEGER NOT NULL REFERENCES raters(id) ON DELETE CASCADE,
+    image_id INTEGER NOT NULL REFERENCES images(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    opened_at TEXT NOT NULL,
+    answered_at TEXT,
+    submission TEXT UNIQUE,
+    answer TEXT,
+    correct INTEGER,
+    seconds REAL,
+    PRIMARY KEY (study_id, rater_id, image_id)
+)
+"""
+
+
+@migrations()
+def m701_crowd_studies(db: Database) -> None:
+    """Crowd studies: study links for self sign-up (only the token's hash is stored; the
+    platform and the completion / screen-out codes are the link's), one rater per
+    (study, platform, participant id) with the platform's parameters, each rater's consent
+    and practice (qualification) result, and the practice answers (kept apart from the
+    ratings: practice is not data)."""
+    _run_script(db, _CROWD)

@@ -79,6 +79,12 @@ def issue_token(db: Database, name: str, *, role: str = "rater", study_id: int |
     return token
 
 
+def set_token(db: Database, rater_id: int, token: str) -> None:
+    """Give a rater this token (its hash); used for tokens derived from a study link."""
+    db.execute("UPDATE raters SET token_hash = ? WHERE id = ? AND token_hash IS NOT ?",
+               [hash_token(token), rater_id, hash_token(token)])
+
+
 def revoke(db: Database, name: str, *, actor: str = "cli") -> None:
     """Revoke a rater's invite token; their ratings stay."""
     rater = get_rater(db, name)

@@ -84,7 +84,10 @@ def _candidate_sql(unit: str, select: str, tail: str) -> str:
     if unit == "image":
         items = ("SELECT i.id AS item_id, EXISTS (SELECT 1 FROM gold g WHERE g.image_id = i.id"
                  " AND g.unit = 'image') AS gold FROM images i WHERE i.study_id = :study"
-                 " AND i.path IS NOT NULL")
+                 " AND i.path IS NOT NULL AND i.id NOT IN (SELECT DISTINCT g.image_id FROM gold g"
+                 " JOIN images gi ON gi.id = g.image_id WHERE gi.study_id = :study AND"
+                 " g.unit = 'image' AND gi.path IS NOT NULL ORDER BY g.image_id"
+                 " LIMIT :practice)")
     elif unit == "prompt":
         items = ("SELECT p.id AS item_id, EXISTS (SELECT 1 FROM gold g JOIN images gi ON"
                  " gi.id = g.image_id WHERE gi.prompt_id = p.id AND g.unit = 'prompt') AS gold"
@@ -110,10 +113,12 @@ _COVERAGE_SQL = (
 
 
 def candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int, *,
-               cutoff: str, seed: int = 0, limit: int = 1) -> list[Candidate]:
+               cutoff: str, seed: int = 0, limit: int = 1,
+               practice: int = 0) -> list[Candidate]:
     """The next items for this rater, best first: never served to them (or released),
     fewer than ``k`` slots held (gold items always), least covered first, then the rater's
-    own shuffled order.
+    own shuffled order. The study's ``practice`` first gold images (its practice block,
+    see concord.store.onboarding.practice_images) are never served as items.
 
     A slot is held by a done assignment or by an open one opened at or after ``cutoff``
     (a live lease), so two raters asking at the same moment do not both take the last
@@ -124,15 +129,16 @@ def candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int, *,
                          f" ORDER BY coverage, {_ORDER_FUNCTION}(:seed, :rater, it.item_id)"
                          " LIMIT :limit")
     params = {"study": study_id, "unit": unit, "rater": rater_id, "k": k, "seed": seed,
-              "cutoff": cutoff, "limit": limit}
+              "cutoff": cutoff, "limit": limit, "practice": practice}
     return [Candidate(r[0], r[1], bool(r[2])) for r in db.execute(sql, params).fetchall()]
 
 
 def count_candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int, *,
-                     cutoff: str) -> int:
+                     cutoff: str, practice: int = 0) -> int:
     """How many items this rater could still be given."""
     sql = _candidate_sql(unit, "COUNT(*)", "")
-    params = {"study": study_id, "unit": unit, "rater": rater_id, "k": k, "cutoff": cutoff}
+    params = {"study": study_id, "unit": unit, "rater": rater_id, "k": k, "cutoff": cutoff,
+              "practice": practice}
     return int(db.execute(sql, params).fetchone()[0])
 
 

@@ -1,0 +1,109 @@
+"""``crowd link``, ``links``, ``revoke``, ``status`` and ``pay``: crowd studies."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from concord.atomic import write_bytes
+from concord.cli.common import db_for, print_table
+from concord.config import Settings
+from concord.export import to_csv_bytes
+from concord.services import crowd, crowd_report
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``crowd`` command group."""
+    p = sub.add_parser("crowd", help="study links for crowd platforms, status, time and pay",
+                       description="Crowd studies: a study link for self sign-up (Prolific, "
+                                   "MTurk or none), who joined and where they are, and the "
+                                   "time and pay report.")
+    csub = p.add_subparsers(dest="crowd_command", metavar="ACTION", required=True)
+    lk = csub.add_parser("link", help="create (or --rotate) a study link; prints its URL",
+                         description="Create a study link for self sign-up. The URL is "
+                                     "printed once; only a hash of its token is stored. The "
+                                     "platform appends its participant parameters.")
+    lk.add_argument("--study", required=True, help="the study")
+    lk.add_argument("--platform", choices=sorted(crowd.PLATFORMS), default="prolific",
+                    help="which participant parameters the link expects (default: prolific)")
+    done = lk.add_mutually_exclusive_group()
+    done.add_argument("--completion-code", help="code shown to raters who finish")
+    done.add_argument("--completion-url", help="address raters who finish are sent to")
+    out = lk.add_mutually_exclusive_group()
+    out.add_argument("--screenout-code", help="code shown to raters who fail the practice")
+    out.add_argument("--screenout-url", help="address raters who fail the practice go to")
+    lk.add_argument("--rotate", action="store_true",
+                    help="revoke the study's active links first (a leaked link)")
+    lk.set_defaults(func=_link)
+    for name, helptext, func in (
+            ("links", "list a study's links (never their tokens)", _links),
+            ("revoke", "close a study's links to new sign-ups", _revoke),
+            ("status", "who joined, consented, passed or failed the practice, finished",
+             _status)):
+        c = csub.add_parser(name, help=helptext, description=helptext[0].upper() +
+                            helptext[1:] + ".")
+        c.add_argument("--study", required=True, help="the study")
+        c.set_defaults(func=func)
+    _register_pay(csub)
+
+
+def _register_pay(csub: argparse._SubParsersAction) -> None:
+    pay = csub.add_parser(
+        "pay", help="per-rater active time and pay as CSV",
+        description="One CSV row per rater: platform ids, items done and skipped, practice "
+                    "result, active time (server-side time on item, each item capped at the "
+                    "idle cap) and pay at the hourly rate (docs/raters.md).")
+    pay.add_argument("--study", required=True, help="the study")
+    pay.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
+    pay.add_argument("--hourly-rate", type=float, help="override the study's hourly_rate")
+    pay.add_argument("--idle-cap", type=float, metavar="SECONDS",
+                     help="override the study's idle_cap_seconds")
+    pay.set_defaults(func=_pay)
+
+
+def _link(args: argparse.Namespace, settings: Settings) -> int:
+    codes = {"completion_code": args.completion_code, "completion_url": args.completion_url,
+             "screenout_code": args.screenout_code, "screenout_url": args.screenout_url}
+    made = crowd.create_link(db_for(settings), args.study, settings.base_url,
+                             platform=args.platform, codes=codes, rotate=args.rotate)
+    print(made.url)
+    spec = crowd.PLATFORMS[args.platform]
+    if spec.id_required:
+        names = ", ".join((spec.id_param, *spec.params))
+        print(f"({spec.label} appends {names} to it; the link is shown only now)",
+              file=sys.stderr)
+    return 0
+
+
+def _links(args: argparse.Namespace, settings: Settings) -> int:
+    rows = [{"id": lk.id, "platform": lk.platform, "status": "active" if lk.active
+             else "revoked", "completion": lk.completion_code or lk.completion_url or "",
+             "screenout": lk.screenout_code or lk.screenout_url or "",
+             "created_at": lk.created_at} for lk in crowd.links(db_for(settings), args.study)]
+    print_table(rows)
+    return 0
+
+
+def _revoke(args: argparse.Namespace, settings: Settings) -> int:
+    n = crowd.revoke_links(db_for(settings), args.study)
+    print(f"closed {n} link(s) of study {args.study!r} to new sign-ups; raters who joined "
+          "keep working")
+    return 0
+
+
+def _status(args: argparse.Namespace, settings: Settings) -> int:
+    print_table(crowd_report.status(db_for(settings), args.study))
+    return 0
+
+
+def _pay(args: argparse.Namespace, settings: Settings) -> int:
+    frame = crowd_report.pay_report(db_for(settings), args.study,
+                                    hourly_rate=args.hourly_rate, idle_cap=args.idle_cap)
+    data = to_csv_bytes(frame)
+    if args.output:
+        write_bytes(Path(args.output), data)
+        print(f"wrote {len(frame)} rater(s) to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(data.decode("utf-8"))
+    return 0

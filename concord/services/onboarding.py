@@ -1,0 +1,201 @@
+"""Before and after the items: instructions and consent, the practice block with
+feedback, and the completion (or screen-out) code a crowd rater takes back.
+
+The practice block is the study's first ``crowd.practice.items`` scoring gold images, the
+same for every rater; each answer is checked against the gold values at once and the
+rater sees the expected answer beside theirs. The share right decides: at least
+``pass_threshold`` opens the real items, less ends the study for that rater.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from concord.services import common, gate
+from concord.services.rating import check_values
+from concord.store import crowd as crowd_store
+from concord.store import items
+from concord.store import onboarding as store
+from concord.store.db import audit, transaction
+
+PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc={code}"
+
+
+@dataclass(frozen=True, slots=True)
+class Welcome:
+    """What the rater reads before the first item."""
+
+    instructions: str
+    consent: str
+    practice_items: int
+    pass_threshold: float
+
+
+def welcome(db: Database, study_name: str, rater_id: int) -> Welcome:
+    """The study's instructions, consent text and practice rules."""
+    cfg = gate.settings_of(common.member_study(db, study_name, rater_id))
+    return Welcome(cfg.instructions, cfg.consent, cfg.practice_items, cfg.pass_threshold)
+
+
+def stage(db: Database, study_name: str, rater_id: int) -> str:
+    """``consent``, ``practice``, ``failed`` or ``work`` (see concord.services.gate)."""
+    return gate.stage(db, common.member_study(db, study_name, rater_id), rater_id)
+
+
+def accept(db: Database, study_name: str, rater_id: int) -> str:
+    """The rater read the instructions and accepts the consent; returns when (stored)."""
+    study = common.member_study(db, study_name, rater_id)
+    with transaction(db):
+        return store.consent(db, study.id, rater_id)
+
+
+@dataclass(frozen=True, slots=True)
+class PracticeItem:
+    """One practice image as the rater sees it (blind, like a real item)."""
+
+    image_id: int
+    public_id: str
+    prompt: str
+    image_path: Path
+    instruction: str | None
+    position: int
+    total: int
+    submission: str
+
+
+@dataclass(frozen=True, slots=True)
+class Feedback:
+    """The expected answer beside the rater's, after one practice item."""
+
+    position: int
+    total: int
+    given: dict[str, float]
+    expected: dict[str, tuple[float, float]]
+    correct: bool
+    finished: bool = False
+    passed: bool | None = None
+    n_correct: int = 0
+    wrong: tuple[str, ...] = field(default_factory=tuple)
+
+
+def next_practice(db: Database, study_name: str, rater_id: int) -> PracticeItem | None:
+    """The next practice item (opened now; its time starts), None when there is none
+    left or the rater is not at the practice stage."""
+    study = common.member_study(db, study_name, rater_id)
+    if gate.stage(db, study, rater_id) != gate.PRACTICE:
+        return None
+    ids = store.practice_images(db, study.id, gate.practice_count(study))
+    answered = {r.image_id for r in store.practice_rows(db, study.id, rater_id)
+                if r.answer is not None}
+    todo = [i for i in ids if i not in answered]
+    if not todo:
+        return None
+    position = ids.index(todo[0]) + 1
+    with transaction(db):
+        store.open_practice(db, study.id, rater_id, todo[0], position)
+    row = items.image(db, todo[0])
+    return PracticeItem(row.id, row.public_id, row.prompt, Path(study.root or ".") /
+                        (row.path or ""), row.instruction, position, len(ids),
+                        common.new_submission())
+
+
+def _judge(expected: Mapping[str, tuple[float, float]],
+           given: Mapping[str, float]) -> tuple[str, ...]:
+    """The criteria answered outside the gold tolerance."""
+    return tuple(c for c, (value, tol) in expected.items()
+                 if abs(given.get(c, float("nan")) - value) > tol + 1e-9
+                 or given.get(c) is None)
+
+
+def answer_practice(db: Database, study_name: str, rater_id: int, image_id: int,
+                    values: Mapping[str, float], *, submission: str) -> Feedback:
+    """Check and store the answer to a practice item; closes the block after the last.
+
+    A repeated answer (double click, second tab) stores nothing and gets the feedback of
+    the first one.
+
+    Raises:
+        RatingError: a value missing or off the rubric's scale.
+        NotFoundError: the item is not one of the rater's open practice items.
+    """
+    study = common.member_study(db, study_name, rater_id)
+    clean = check_values(common.rubric(study.rubric or ""), values)
+    ids = store.practice_images(db, study.id, gate.practice_count(study))
+    with transaction(db):
+        rows = {r.image_id: r for r in store.practice_rows(db, study.id, rater_id)}
+        row = rows.get(image_id)
+        common.require(row is not None and image_id in ids,
+                       f"image {image_id} is not one of your practice items")
+        expected = store.gold_of(db, image_id)
+        if row.answer is None:
+            wrong = _judge(expected, clean)
+            store.answer_practice(db, study.id, rater_id, image_id, clean, not wrong,
+                                  common.seconds_since(row.opened_at), submission)
+            rows = {r.image_id: r for r in store.practice_rows(db, study.id, rater_id)}
+        given = rows[image_id].answer or {}
+        wrong = _judge(expected, given)
+        result = _close_block(db, study, rater_id, ids, rows)
+    return Feedback(ids.index(image_id) + 1, len(ids), given, expected, not wrong,
+                    finished=result is not None, passed=result, wrong=wrong,
+                    n_correct=sum(bool(r.correct) for r in rows.values()))
+
+
+def _close_block(db: Database, study, rater_id: int, ids: list[int],
+                 rows: Mapping[int, store.PracticeRow]) -> bool | None:
+    """Pass or fail once every practice item is answered; None while some are left."""
+    if any(rows.get(i) is None or rows[i].answer is None for i in ids):
+        return None
+    n_correct = sum(bool(rows[i].correct) for i in ids)
+    passed = n_correct / len(ids) >= gate.settings_of(study).pass_threshold - 1e-12
+    if store.get(db, study.id, rater_id).practice_state == "pending":
+        store.set_practice_result(db, study.id, rater_id, n_correct, len(ids), passed)
+        audit(db, "rater", "practice_" + ("passed" if passed else "failed"), study.name,
+              rater_id=rater_id, correct=n_correct, total=len(ids))
+    return passed
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """What a crowd rater takes back to the platform when they stop."""
+
+    code: str | None
+    url: str | None
+    screened_out: bool
+
+
+def completion(db: Database, study_name: str, rater_id: int) -> Completion | None:
+    """The completion code / URL (or, after a failed practice block, the screen-out one)
+    of the link the rater joined through; None for a rater with a personal invite.
+
+    The first call records when the rater finished.
+    """
+    study = common.member_study(db, study_name, rater_id)
+    part = crowd_store.participant_of(db, rater_id)
+    link = crowd_store.link_by_id(db, part.link_id) if part and part.link_id else None
+    if link is None:
+        return None
+    failed = gate.stage(db, study, rater_id) == gate.FAILED
+    code = link.screenout_code if failed else link.completion_code
+    url = link.screenout_url if failed else link.completion_url
+    if url is None and code and link.platform == "prolific":
+        url = PROLIFIC_COMPLETE.format(code=code)
+    with transaction(db):
+        store.mark_completed(db, study.id, rater_id)
+    return Completion(code, url, failed)
+
+
+def finished(db: Database, study_name: str, rater_id: int) -> bool:
+    """Whether the rater has nothing more to do in the study: the ``items_per_rater``
+    quota reached, or no item of any of the study's units left for them."""
+    study = common.member_study(db, study_name, rater_id)
+    if gate.stage(db, study, rater_id) != gate.WORK:
+        return False
+    if gate.quota_left(db, study, rater_id) == 0:
+        return True
+    units = {"score": ("image",), "rank": ("prompt",), "both": ("image", "prompt")}
+    return all(common.progress(db, study, rater_id, u).remaining == 0
+               for u in units[study.protocol])

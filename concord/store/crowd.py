@@ -1,0 +1,151 @@
+"""Study links for self sign-up and the participants who joined through them.
+
+A link's token is random and only its SHA-256 hash is stored (as for invite tokens). A
+participant is one rater per (study, platform, participant id): the platform's own id
+(Prolific ``PROLIFIC_PID``, MTurk ``workerId``) is the identity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlite_utils import Database
+
+from concord.store.db import dumps, loads, now
+from concord.store.raters import hash_token
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A study link row (the token itself is never stored)."""
+
+    id: int
+    study_id: int
+    platform: str
+    completion_code: str | None
+    completion_url: str | None
+    screenout_code: str | None
+    screenout_url: str | None
+    created_at: str
+    revoked_at: str | None
+
+    @property
+    def active(self) -> bool:
+        """Whether new participants may still join through it."""
+        return self.revoked_at is None
+
+
+_LINK_COLUMNS = ("id, study_id, platform, completion_code, completion_url, screenout_code,"
+                 " screenout_url, created_at, revoked_at")
+
+
+def insert_link(db: Database, study_id: int, token: str, platform: str,
+                codes: dict[str, str | None]) -> Link:
+    """Store a new link (inside the caller's transaction)."""
+    cur = db.execute(
+        "INSERT INTO crowd_links (study_id, token_hash, platform, completion_code,"
+        " completion_url, screenout_code, screenout_url, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [study_id, hash_token(token), platform, codes.get("completion_code"),
+         codes.get("completion_url"), codes.get("screenout_code"), codes.get("screenout_url"),
+         now()])
+    found = link_by_id(db, int(cur.lastrowid))
+    if found is None:  # pragma: no cover - just inserted
+        raise RuntimeError("link vanished")
+    return found
+
+
+def link_by_id(db: Database, link_id: int) -> Link | None:
+    """The link with this id."""
+    row = db.execute(f"SELECT {_LINK_COLUMNS} FROM crowd_links WHERE id = ?",
+                     [link_id]).fetchone()
+    return Link(*row) if row else None
+
+
+def link_for_token(db: Database, token: str) -> Link | None:
+    """The link a token belongs to (revoked or not), None for an unknown token."""
+    row = db.execute(f"SELECT {_LINK_COLUMNS} FROM crowd_links WHERE token_hash = ?",
+                     [hash_token(token)]).fetchone()
+    return Link(*row) if row else None
+
+
+def links(db: Database, study_id: int) -> list[Link]:
+    """Every link of a study, newest first."""
+    return [Link(*r) for r in db.execute(
+        f"SELECT {_LINK_COLUMNS} FROM crowd_links WHERE study_id = ? ORDER BY id DESC",
+        [study_id]).fetchall()]
+
+
+def revoke_links(db: Database, study_id: int) -> int:
+    """Revoke every active link of a study; returns how many were active."""
+    return db.execute("UPDATE crowd_links SET revoked_at = ? WHERE study_id = ? AND"
+                      " revoked_at IS NULL", [now(), study_id]).rowcount
+
+
+def rater_name(platform: str, participant_id: str, study_id: int) -> str:
+    """The rater name of a participant: one rater per study and platform id."""
+    return f"{platform}:{participant_id}#{study_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Participant:
+    """A rater who joined through a study link."""
+
+    study_id: int
+    platform: str
+    participant_id: str
+    rater_id: int
+    link_id: int | None
+    params: dict[str, Any]
+    joined_at: str
+
+
+_PART_COLUMNS = "study_id, platform, participant_id, rater_id, link_id, params, joined_at"
+
+
+def _participant(row: tuple) -> Participant:
+    return Participant(row[0], row[1], row[2], row[3], row[4], loads(row[5], {}), row[6])
+
+
+def find_participant(db: Database, study_id: int, platform: str,
+                     participant_id: str) -> Participant | None:
+    """The rater of a platform id in a study, if they joined before."""
+    row = db.execute(f"SELECT {_PART_COLUMNS} FROM crowd_participants WHERE study_id = ?"
+                     " AND platform = ? AND participant_id = ?",
+                     [study_id, platform, participant_id]).fetchone()
+    return _participant(row) if row else None
+
+
+def participant_of(db: Database, rater_id: int) -> Participant | None:
+    """How a rater joined, None for a rater with a personal invite."""
+    row = db.execute(f"SELECT {_PART_COLUMNS} FROM crowd_participants WHERE rater_id = ?",
+                     [rater_id]).fetchone()
+    return _participant(row) if row else None
+
+
+def add_participant(db: Database, study_id: int, platform: str, participant_id: str,
+                    rater_id: int, link_id: int, params: dict[str, str]) -> None:
+    """Record a new participant (inside the caller's transaction)."""
+    stamp = now()
+    db.execute("INSERT INTO crowd_participants (study_id, platform, participant_id, rater_id,"
+               " link_id, params, joined_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+               [study_id, platform, participant_id, rater_id, link_id, dumps(params), stamp,
+                stamp])
+
+
+def touch_participant(db: Database, rater_id: int, link_id: int,
+                      params: dict[str, str]) -> None:
+    """A participant came back: keep the latest platform parameters (a new session id)."""
+    db.execute("UPDATE crowd_participants SET params = ?, link_id = ?, last_seen_at = ?"
+               " WHERE rater_id = ?", [dumps(params), link_id, now(), rater_id])
+
+
+def participants(db: Database, study_id: int) -> list[dict]:
+    """Every participant of a study with their rater name: ``rater, platform,
+    participant_id, params`` (dict), ``joined_at, last_seen_at``."""
+    rows = db.query(
+        "SELECT r.name AS rater, p.platform, p.participant_id, p.params, p.joined_at,"
+        " p.last_seen_at FROM crowd_participants p JOIN raters r ON r.id = p.rater_id"
+        " WHERE p.study_id = ? ORDER BY p.joined_at", [study_id])
+    return [{**r, "params": loads(r["params"], {})} for r in rows]
