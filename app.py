@@ -20,11 +20,15 @@ PROGRESS = st.Page("pages/progress.py", title="Progress", icon=":material/monito
 DASHBOARD = st.Page("pages/dashboard.py", title="Agreement dashboard", icon=":material/analytics:")
 EXPORT = st.Page("pages/export.py", title="Export", icon=":material/download:")
 METRICS = st.Page("pages/metrics.py", title="Metrics", icon=":material/speed:")
+START = st.Page("pages/start.py", title="Before you start", icon=":material/flag:")
 
 if user is None:
     nav = st.navigation([SIGN_IN], position="hidden")
 elif user.is_researcher:
     nav = st.navigation({"Research": [DASHBOARD, STUDIES, RATERS, PROGRESS, METRICS, EXPORT]})
+elif signin.onboarding_stage(db, user) != "work":
+    # Instructions, consent and the practice block come before any real item.
+    nav = st.navigation([START])
 else:
     protocols = {study_store.get_study(db, s).protocol for s in user.studies}
     rater_pages = []

@@ -3,8 +3,8 @@
 import streamlit as st
 
 from concord.services import ranking
+from concord.ui import onboarding_view, session, widgets
 from concord.ui import rank_state as rk
-from concord.ui import session, widgets
 
 user = session.require_user()
 study = session.current_study(user.studies)
@@ -106,7 +106,8 @@ def ranking_screen() -> None:
     widgets.keyboard(keys(rs), key="rank_keys")
     head(rs)
     if rs is None:
-        st.success("All done — thank you! Every prompt assigned to you has been ranked.")
+        onboarding_view.finished_or(study, rater_id, "All done — thank you! Every prompt "
+                                    "assigned to you has been ranked.")
         st.button("Undo last ranking", key="rank_undo_sub", on_click=rk.undo_submission,
                   args=(study, rater_id))
         return

@@ -3,8 +3,8 @@
 import streamlit as st
 
 from concord.services import rating
+from concord.ui import onboarding_view, session, widgets
 from concord.ui import rate_state as rs
-from concord.ui import session, widgets
 
 user = session.require_user()
 study = session.current_study(user.studies)
@@ -140,7 +140,8 @@ def scoring() -> None:
     editing = st.session_state.get(rs.EDIT) is not None
     head(item, editing)
     if item is None:
-        st.success("All done — thank you! Every image assigned to you has been rated.")
+        onboarding_view.finished_or(study, rater_id, "All done — thank you! Every image "
+                                    "assigned to you has been rated.")
         return
     left, right = st.columns([2, 3])
     with left:

@@ -5,7 +5,7 @@ import streamlit as st
 
 from concord.errors import ConcordError
 from concord.services import studies
-from concord.ui import session
+from concord.ui import crowd_admin, session
 
 session.require_researcher()
 db = session.db()
@@ -38,6 +38,10 @@ with st.form("invite_form"):
             if invites:
                 st.success("Send each person their own link (shown only now):")
                 st.code("\n".join(f"{i.name}\t{i.url}" for i in invites), language=None)
+
+crowd_admin.link_form(db, study, base_url)
+crowd_admin.links_table(db, study)
+crowd_admin.status_and_pay(db, study)
 
 st.subheader("All raters")
 rows = studies.raters(db)

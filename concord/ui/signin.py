@@ -6,9 +6,9 @@ import streamlit as st
 from sqlite_utils import Database
 
 from concord.errors import AuthError
-from concord.services import auth
+from concord.services import auth, crowd, onboarding
 from concord.store import studies as study_store
-from concord.ui import session
+from concord.ui import onboarding_view, session
 
 
 def resolve(db: Database) -> auth.User | None:
@@ -18,7 +18,8 @@ def resolve(db: Database) -> auth.User | None:
     rater in again and they resume where they left off. It is checked on every run, so
     a revoked link stops working at once.
     """
-    token = st.query_params.get("token") or st.session_state.get(session.TOKEN)
+    token = (_join(db) if st.query_params.get("join") else None) or \
+        st.query_params.get("token") or st.session_state.get(session.TOKEN)
     if not token:
         current = session.user()
         if current is not None and not session.still_allowed():
@@ -39,6 +40,34 @@ def resolve(db: Database) -> auth.User | None:
         # bookmark of any page keeps the rater signed in.
         st.query_params["token"] = token
     return user
+
+
+def _join(db: Database) -> str:
+    """Sign up (or come back) through a study link: the platform's parameters are kept,
+    and the URL becomes the rater's own link (``?token=…``), so a reload works."""
+    params = st.query_params.to_dict()
+    try:
+        joined = crowd.join(db, params.get("join", ""), params)
+    except crowd.PreviewError as exc:
+        st.info(f"{str(exc).capitalize()}.")
+        st.stop()
+    except (AuthError, crowd.JoinError) as exc:
+        st.error(f"This study link cannot be used: {exc}.")
+        st.stop()
+    st.query_params.clear()
+    st.query_params["token"] = joined.token
+    return joined.token
+
+
+def onboarding_stage(db: Database, user: auth.User) -> str:
+    """Where a rater stands in the study they work on: ``consent``, ``practice``,
+    ``failed`` or ``work`` (researchers: always ``work``)."""
+    study = session.current_study(user.studies)
+    if user.rater_id is None or study is None:
+        return "work"
+    if st.session_state.get(onboarding_view.FEEDBACK) is not None:
+        return "practice"  # the feedback on the last practice item is still on screen
+    return onboarding.stage(db, study, user.rater_id)
 
 
 def sign_in_researcher(db: Database, given: str) -> bool:

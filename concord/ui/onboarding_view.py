@@ -1,0 +1,151 @@
+"""The screens before and after the items: instructions and consent, the practice block
+with feedback, and the end screens with the completion or screen-out code."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from concord.errors import ConcordError
+from concord.rubrics import Rubric
+from concord.services import onboarding, rating
+from concord.ui import session, widgets
+
+PRACTICE_ITEM = "practice_item"
+FEEDBACK = "practice_feedback"
+AGREE = "consent_agree"
+
+
+def consent(study: str, rater_id: int) -> None:
+    """Instructions (Markdown) and the consent text; the rater must tick and accept."""
+    info = onboarding.welcome(session.db(), study, rater_id)
+    st.title("Before you start")
+    if info.instructions.strip():
+        with st.container(border=True, key="crowd_instructions"):
+            st.markdown(info.instructions)
+    if info.practice_items:
+        st.info(f"First come {info.practice_items} practice image(s) with known answers: "
+                "after each you see the expected answer beside yours. At least "
+                f"{info.pass_threshold:.0%} must be right to go on to the real images.")
+    if info.consent.strip():
+        st.subheader("Consent")
+        widgets.literal(info.consent)
+        agreed = st.checkbox("I have read the above and I agree", key=AGREE)
+    else:
+        agreed = True
+    if st.button("Start", type="primary", key="consent_start", disabled=not agreed):
+        onboarding.accept(session.db(), study, rater_id)
+        st.rerun()
+
+
+def _level(rubric: Rubric, criterion: str, value: float) -> str:
+    level = rubric.criterion(criterion).level(value)
+    return f"{value:g} · {level.label}"
+
+
+def feedback(fb: onboarding.Feedback, rubric: Rubric) -> None:
+    """The expected answer beside the rater's, per criterion."""
+    (st.success if fb.correct else st.warning)(
+        f"Practice item {fb.position} of {fb.total}: "
+        + ("right." if fb.correct else "not quite — compare with the expected answer."))
+    rows = []
+    for criterion, (value, tol) in fb.expected.items():
+        given = fb.given.get(criterion)
+        expected = _level(rubric, criterion, value) + (f" (± {tol:g})" if tol else "")
+        rows.append({"criterion": criterion,
+                     "your answer": _level(rubric, criterion, given) if given is not None
+                     else "—", "expected": expected,
+                     "": "✗" if criterion in fb.wrong else "✓"})
+    st.table(rows)
+
+
+def _choices(rubric: Rubric) -> None:
+    for criterion in rubric.criteria:
+        st.radio(f"**{criterion.key}** — {criterion.name}", list(criterion.values),
+                 index=None, horizontal=True, key=f"practice_{criterion.key}",
+                 format_func=lambda v, c=criterion: _level(rubric, c.key, v),
+                 captions=[lv.description for lv in criterion.levels],
+                 help=criterion.definition)
+
+
+def _answer(study: str, rater_id: int, rubric: Rubric) -> None:
+    item: onboarding.PracticeItem | None = st.session_state.get(PRACTICE_ITEM)
+    if item is None:
+        return
+    values = {c.key: st.session_state.get(f"practice_{c.key}") for c in rubric.criteria}
+    try:
+        fb = onboarding.answer_practice(session.db(), study, rater_id, item.image_id, values,
+                                        submission=item.submission)
+    except ConcordError as exc:
+        st.session_state["practice_notice"] = str(exc)
+        return
+    st.session_state[FEEDBACK] = fb
+    st.session_state.pop(PRACTICE_ITEM, None)
+    for c in rubric.criteria:
+        st.session_state.pop(f"practice_{c.key}", None)
+
+
+def practice(study: str, rater_id: int) -> None:
+    """One practice item, or the feedback on the last one."""
+    rubric = rating.study_rubric(session.db(), study, rater_id)
+    st.title("Practice")
+    fb: onboarding.Feedback | None = st.session_state.get(FEEDBACK)
+    if fb is not None:
+        feedback(fb, rubric)
+        label = ("Start the real images" if fb.finished and fb.passed else
+                 "See the result" if fb.finished else "Next practice image")
+        if st.button(label, type="primary", key="practice_next"):
+            st.session_state.pop(FEEDBACK, None)
+            st.rerun()
+        return
+    item = st.session_state.get(PRACTICE_ITEM) or onboarding.next_practice(
+        session.db(), study, rater_id)
+    if item is None:
+        st.rerun()
+    st.session_state[PRACTICE_ITEM] = item
+    st.progress((item.position - 1) / item.total,
+                text=f"Practice image {item.position} of {item.total}")
+    notice = st.session_state.pop("practice_notice", None)
+    if notice:
+        st.warning(notice)
+    widgets.literal(item.prompt or "(no prompt text)", css="concord-prompt")
+    left, right = st.columns([2, 3])
+    with left, st.form("practice_form", border=False, enter_to_submit=False):
+        _choices(rubric)
+        st.form_submit_button("Check my answer", type="primary", key="practice_submit",
+                              on_click=_answer, args=(study, rater_id, rubric))
+    with right:
+        widgets.show_image(item.image_path, alt="practice image")
+
+
+def ended(study: str, rater_id: int) -> None:
+    """The polite end screen after a failed practice block, with the screen-out code."""
+    st.title("Thank you")
+    st.write("Thank you for your time. Your practice answers did not reach the level this "
+             "study needs, so there are no more images for you. You will not lose anything "
+             "for trying.")
+    code_screen(onboarding.completion(session.db(), study, rater_id))
+
+
+def code_screen(done: onboarding.Completion | None) -> None:
+    """The code (and the link) to take back to the crowd platform."""
+    if done is None:
+        return
+    if done.code:
+        st.write("Your code to enter on the platform:" if not done.screened_out else
+                 "Please return the study with this code:")
+        st.code(done.code, language=None)
+    if done.url:
+        st.link_button("Back to the platform", done.url, type="primary")
+
+
+def finished_or(study: str, rater_id: int, message: str) -> None:
+    """The end of the items: the completion code for a crowd rater who has nothing left
+    in the study, else ``message``."""
+    db = session.db()
+    done = onboarding.completion(db, study, rater_id) if onboarding.finished(
+        db, study, rater_id) else None
+    if done is None:
+        st.success(message)
+        return
+    st.success("All done — thank you! You have finished this study.")
+    code_screen(done)

@@ -1,0 +1,24 @@
+"""Before the first item: instructions and consent, then the practice block; the end
+screen for a rater who did not pass it."""
+
+import streamlit as st
+
+from concord.services import onboarding
+from concord.ui import onboarding_view, session, widgets
+
+user = session.require_user()
+study = session.current_study(user.studies)
+if study is None or user.rater_id is None:
+    st.info("You have no study yet.")
+    st.stop()
+widgets.rater_style()
+stage = onboarding.stage(session.db(), study, user.rater_id)
+if st.session_state.get(onboarding_view.FEEDBACK) is not None or stage == "practice":
+    # The feedback on the last practice item stays on screen until the rater goes on.
+    onboarding_view.practice(study, user.rater_id)
+elif stage == "consent":
+    onboarding_view.consent(study, user.rater_id)
+elif stage == "failed":
+    onboarding_view.ended(study, user.rater_id)
+else:
+    st.rerun()  # nothing to do here any more: app.py shows the rating screens
