@@ -1,0 +1,204 @@
+"""How many raters one host serves with a submit p95 under 300 ms, with 1 or more app
+processes (several behind nginx with cookie-sticky sessions) on one SQLite file.
+
+For each number of app processes and each load level: L simulated raters work through
+the service layer on the same database file (each looks at an image for ``--think``
+seconds on average, then submits), while B real browser contexts (headless Chromium)
+rate through the app with the keyboard; a submit's latency is measured inside each page,
+from the Enter key to the progress bar showing the new count. The app processes' CPU
+time per browser submit is measured too (what each extra rater costs the app).
+
+Re-run (a bigger box: more processes, more load):
+`.venv/bin/python bench/bench_crowd_capacity.py --processes 1,2 --load 0,20,40,80`
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import capacity_parts as parts  # noqa: E402
+from concord import loadtest  # noqa: E402
+from concord.services import studies  # noqa: E402
+from concord.store.db import open_db  # noqa: E402
+from concord.store.raters import rater_for_token  # noqa: E402
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_server, stop  # noqa: E402
+from tests.helpers import make_folder_study  # noqa: E402
+
+TARGET_P95 = 0.300
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--processes", type=_ints, default=[1, 2], help="e.g. 1,2,4")
+    p.add_argument("--load", type=_ints, default=[0, 20, 40, 80],
+                   help="simulated raters per run (service layer), e.g. 0,20,40")
+    p.add_argument("--browsers", type=int, default=3, help="browser contexts (probes)")
+    p.add_argument("--submits", type=int, default=6, help="submits per browser per run")
+    p.add_argument("--think", type=float, default=5.0,
+                   help="mean seconds a simulated rater spends on an image")
+    p.add_argument("--pause", type=float, default=0.5, help="seconds between probe submits")
+    p.add_argument("--warmup", type=float, default=3.0, help="seconds of load before probes")
+    p.add_argument("--prompts", type=int, default=300, help="prompts (x2 models) in the study")
+    return p.parse_args()
+
+
+def prepare(tmp: Path, args: argparse.Namespace) -> tuple[Path, list[int], list[str]]:
+    """The study (k large enough not to run out) and the raters: load ids, probe tokens."""
+    manifest = make_folder_study(tmp / "cap", prompts=args.prompts, models=("a", "b"),
+                                 k=1000)
+    db_path = tmp / "cap.db"
+    db = open_db(db_path)
+    studies.import_manifest(db, manifest)
+    n_load = max([*args.load, 1])
+    load = studies.invite(db, "cap", [f"load{i:03d}" for i in range(n_load)], "x")
+    probes = studies.invite(db, "cap", [f"probe{i:02d}" for i in range(args.browsers)], "x")
+    ids = [rater_for_token(db, i.url.split("token=")[1]).id for i in load]
+    db.close()
+    return db_path, ids, [i.url.split("token=")[1] for i in probes]
+
+
+def _load_worker(db_path: Path, ids: list[int], think: float, stop_event, out) -> None:
+    r = loadtest.run(db_path, "cap", ids, seconds=600, think=think, stop=stop_event.is_set)
+    out.put({"stored": r.stored, "seconds": r.seconds, "errors": len(r.errors),
+             "duplicates": r.duplicate_keys, "latencies": r.latencies})
+
+
+def start_load(db_path: Path, ids: list[int], think: float):
+    """The simulated raters in their own process (their GIL is not the probes')."""
+    ctx = mp.get_context("spawn")
+    stop_event, out = ctx.Event(), ctx.Queue()
+    proc = ctx.Process(target=_load_worker, args=(db_path, ids, think, stop_event, out))
+    proc.start()
+    return proc, stop_event, out
+
+
+def probe_run(browser, url: str, tokens: list[str], args, pids: list[int]) -> dict:
+    """Open the probes, submit ``args.submits`` times each; latencies and app CPU."""
+    probes = [parts.open_probe(browser, url, t) for t in tokens]
+    for p in probes:  # each probe continues from its own count
+        text = p.page.locator('[data-testid="stProgress"]').first.inner_text()
+        p.done = int(text.split(" / ")[0])
+    cpu0 = sum(parts.cpu_seconds(pid) for pid in pids)
+    busy0 = parts.machine_busy()
+    for _ in range(args.submits):
+        parts.submit_all(probes)
+        time.sleep(args.pause)
+    cpu = sum(parts.cpu_seconds(pid) for pid in pids) - cpu0
+    busy1 = parts.machine_busy()
+    for p in probes:
+        p.page.context.close()
+    lat = [x for p in probes for x in p.latencies]
+    busy = (busy1[0] - busy0[0]) / max(busy1[1] - busy0[1], 1)
+    return {"latencies": lat, "cpu_per_submit": cpu / max(len(lat), 1), "busy": busy}
+
+
+def measure(browser, url: str, pids: list[int], db_path: Path, ids: list[int],
+            tokens: list[str], load: int, args) -> dict:
+    """One row of the table: ``load`` simulated raters plus the browser probes."""
+    proc = stop_event = out = None
+    if load:
+        proc, stop_event, out = start_load(db_path, ids[:load], args.think)
+        time.sleep(args.warmup)
+    t0 = time.monotonic()
+    probe = probe_run(browser, url, tokens, args, pids)
+    elapsed = time.monotonic() - t0
+    result = {"stored": 0, "seconds": elapsed, "errors": 0, "duplicates": 0,
+              "latencies": []}
+    if proc is not None:
+        stop_event.set()
+        result = out.get(timeout=120)
+        proc.join(timeout=60)
+    return {"load": load, **probe, "service": result, "loadavg": os.getloadavg()[0]}
+
+
+def run_processes(browser, n: int, db_path: Path, ids: list[int], tokens: list[str],
+                  tmp: Path, args) -> list[dict]:
+    """Start ``n`` app processes (behind nginx when more than one) and measure each load."""
+    servers = [start_server(db_path, tmp) for _ in range(n)]
+    proxy = None
+    try:
+        if n == 1:
+            url = servers[0][0]
+        else:
+            ports = [int(u.rsplit(":", 1)[1]) for u, _ in servers]
+            url, proxy = parts.start_nginx(tmp / f"nginx-{n}", ports)
+        pids = [proc.pid for _, proc in servers]
+        rows = []
+        for load in args.load:
+            row = measure(browser, url, pids, db_path, ids, tokens, load, args)
+            rows.append({"processes": n, **row})
+            print(_line(rows[-1], args), flush=True)
+        return rows
+    finally:
+        if proxy is not None:
+            proxy.terminate()
+            proxy.wait(timeout=10)
+        for _, proc in servers:
+            stop(proc)
+
+
+def _ms(values: list[float], q: float) -> str:
+    return f"{np.percentile(values, q) * 1000:.0f}" if values else "—"
+
+
+HEADER = ("| app processes | simulated raters | offered submits/s | service submits/s | "
+          "service p95 ms | browser submits | browser p50 ms | browser p95 ms | "
+          "app CPU ms / submit | machine busy | load avg |\n|" + "---|" * 11)
+
+
+def _line(row: dict, args: argparse.Namespace) -> str:
+    s = row["service"]
+    lat = row["latencies"]
+    return (f"| {row['processes']} | {row['load']} | {row['load'] / args.think:.1f} | "
+            f"{s['stored'] / max(s['seconds'], 1e-9):.1f} | {_ms(s['latencies'], 95)} | "
+            f"{len(lat)} | {_ms(lat, 50)} | {_ms(lat, 95)} | "
+            f"{row['cpu_per_submit'] * 1000:.0f} | {row['busy']:.0%} | {row['loadavg']:.1f} |")
+
+
+def summary(rows: list[dict], args: argparse.Namespace) -> None:
+    """The largest load each process count served with a browser p95 under 300 ms."""
+    print(f"\nraters served with browser submit p95 < {TARGET_P95 * 1000:.0f} ms "
+          f"(simulated + {args.browsers} browsers; think {args.think:g} s):")
+    for n in sorted({r["processes"] for r in rows}):
+        ok = [r["load"] for r in rows if r["processes"] == n and r["latencies"]
+              and np.percentile(r["latencies"], 95) < TARGET_P95]
+        best = f"{max(ok) + args.browsers}" if ok else "none of the loads tried"
+        print(f"  {n} process(es): {best}")
+
+
+def main() -> None:
+    args = parse_args()
+    from playwright.sync_api import sync_playwright
+
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
+    with tempfile.TemporaryDirectory() as d, sync_playwright() as pw:
+        tmp = Path(d)
+        t0 = time.perf_counter()
+        db_path, ids, tokens = prepare(tmp, args)
+        print(f"study of {2 * args.prompts} images ready in {time.perf_counter() - t0:.0f} s")
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        print(HEADER, flush=True)
+        rows = []
+        for n in args.processes:
+            rows += run_processes(browser, n, db_path, ids, tokens, tmp, args)
+        browser.close()
+    summary(rows, args)
+
+
+if __name__ == "__main__":
+    main()
