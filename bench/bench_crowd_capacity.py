@@ -51,7 +51,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--submits", type=int, default=6, help="submits per browser per run")
     p.add_argument("--think", type=float, default=5.0,
                    help="mean seconds a simulated rater spends on an image")
-    p.add_argument("--pause", type=float, default=0.5, help="seconds between probe submits")
+    p.add_argument("--pause", type=float, default=1.0,
+                   help="seconds over which the probes' submits of one round are spread "
+                        "(0: all at once, a burst)")
     p.add_argument("--warmup", type=float, default=3.0, help="seconds of load before probes")
     p.add_argument("--prompts", type=int, default=300, help="prompts (x2 models) in the study")
     return p.parse_args()
@@ -96,8 +98,7 @@ def probe_run(browser, url: str, tokens: list[str], args, pids: list[int]) -> di
     cpu0 = sum(parts.cpu_seconds(pid) for pid in pids)
     busy0 = parts.machine_busy()
     for _ in range(args.submits):
-        parts.submit_all(probes)
-        time.sleep(args.pause)
+        parts.submit_all(probes, spread=args.pause)
     cpu = sum(parts.cpu_seconds(pid) for pid in pids) - cpu0
     busy1 = parts.machine_busy()
     for p in probes:

@@ -148,9 +148,9 @@ def open_probe(browser, url: str, token: str) -> Probe:
     return Probe(page)
 
 
-def submit_all(probes: list[Probe], timeout: float = 30.0) -> None:
-    """Every probe submits one rating at about the same moment; each latency is measured
-    in its own page."""
+def submit_all(probes: list[Probe], spread: float = 0.0, timeout: float = 30.0) -> None:
+    """Every probe submits one rating, the submits ``spread`` seconds apart in all (0: at
+    the same moment, a burst); each latency is measured in its own page."""
     for p in probes:
         p.page.evaluate(_WATCH_JS, p.done + 1)
         p.page.keyboard.press("3")
@@ -158,6 +158,7 @@ def submit_all(probes: list[Probe], timeout: float = 30.0) -> None:
     for p in probes:
         p.page.evaluate("() => { window.__t0 = performance.now(); }")
         p.page.keyboard.press("Enter")
+        time.sleep(spread / len(probes))
     for p in probes:
         handle = p.page.wait_for_function("() => window.__lat", timeout=timeout * 1000)
         p.latencies.append(float(handle.json_value()) / 1000.0)

@@ -155,3 +155,43 @@ def test_bad_link_settings_are_refused(db, study, kwargs, needle):
     with pytest.raises(ConcordError, match=needle):
         crowd.create_link(db, study, "http://x", **kwargs)
     assert crowd.links(db, study) == []
+
+
+@pytest.mark.parametrize("command", ["crowd link", "crowd links", "crowd revoke",
+                                     "crowd status", "crowd pay"])
+def test_crowd_commands_have_help_and_docs(capsys, command):
+    from concord.cli import main
+    from tests.helpers import ROOT
+
+    with pytest.raises(SystemExit) as info:
+        main([*command.split(), "--help"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: python -m concord {command}")
+    assert f"concord {command}" in (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+
+
+def test_crowd_cli_link_status_revoke(tmp_path, capsys, monkeypatch):
+    from concord.cli import main
+
+    monkeypatch.setenv("CONCORD_BASE_URL", "http://crowd.example:9000")
+    dbp = str(tmp_path / "cli.db")
+    assert main(["--db", dbp, "import", str(make_crowd_study(tmp_path / "crowd"))]) == 0
+    capsys.readouterr()
+    assert main(["--db", dbp, "crowd", "link", "--study", "crowd", "--platform", "mturk",
+                 "--completion-code", "FIN-7"]) == 0
+    out, err = capsys.readouterr()
+    url = out.strip()
+    assert url.startswith("http://crowd.example:9000/?join=") and "workerId" in err
+    joined = crowd.join(open_db(dbp), url.split("join=")[1], {"workerId": "W1",
+                                                               "assignmentId": "A1"})
+    assert main(["--db", dbp, "crowd", "status", "--study", "crowd"]) == 0
+    status = capsys.readouterr().out
+    assert joined.name in status and "consent" in status
+    assert main(["--db", dbp, "crowd", "links", "--study", "crowd"]) == 0
+    listing = capsys.readouterr().out
+    assert "FIN-7" in listing and url.split("join=")[1] not in listing
+    assert main(["--db", dbp, "crowd", "link", "--study", "crowd", "--completion-code", "a b"]
+                ) == 1
+    assert "completion code" in capsys.readouterr().err
+    assert main(["--db", dbp, "crowd", "revoke", "--study", "crowd"]) == 0
+    assert "closed 1 link" in capsys.readouterr().out
