@@ -56,7 +56,24 @@ def parse_args() -> argparse.Namespace:
                         "(0: all at once, a burst)")
     p.add_argument("--warmup", type=float, default=3.0, help="seconds of load before probes")
     p.add_argument("--prompts", type=int, default=300, help="prompts (x2 models) in the study")
+    p.add_argument("--baseline", type=int, default=10,
+                   help="submits of a minimal Streamlit form app before and after the runs, "
+                        "to show how busy the machine is (0: skip)")
     return p.parse_args()
+
+
+def baseline(browser, tmp: Path, submits: int) -> str:
+    """Submit -> next image of a minimal Streamlit form app (bench_rater_loop's floor)."""
+    from bench import bench_rater_loop as loop
+
+    images = tmp / "baseline-images"
+    if not images.is_dir():
+        images.mkdir()
+        loop.make_images(images, 6)
+    times = loop.run_baseline(tmp, images, submits, browser)
+    return (f"minimal Streamlit form app, submit -> next image: p50 "
+            f"{np.percentile(times, 50):.0f} ms, p95 {np.percentile(times, 95):.0f} ms "
+            f"({submits} submits; load average {os.getloadavg()[0]:.1f})")
 
 
 def prepare(tmp: Path, args: argparse.Namespace) -> tuple[Path, list[int], list[str]]:
@@ -193,10 +210,14 @@ def main() -> None:
         db_path, ids, tokens = prepare(tmp, args)
         print(f"study of {2 * args.prompts} images ready in {time.perf_counter() - t0:.0f} s")
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        if args.baseline:
+            print("before: " + baseline(browser, tmp, args.baseline), flush=True)
         print(HEADER, flush=True)
         rows = []
         for n in args.processes:
             rows += run_processes(browser, n, db_path, ids, tokens, tmp, args)
+        if args.baseline:
+            print("after: " + baseline(browser, tmp, args.baseline), flush=True)
         browser.close()
     summary(rows, args)
 
