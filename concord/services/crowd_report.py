@@ -77,11 +77,13 @@ def pay_report(db: Database, study_name: str, *, hourly_rate: float | None = Non
     rate = cfg.hourly_rate if hourly_rate is None else hourly_rate
     cap = cfg.idle_cap_seconds if idle_cap is None else idle_cap
     _check_numbers(rate, cap)
-    work = onboarding.timed_work(db, study.id)
+    work: dict[int, list[tuple[str, float | None]]] = {}
+    for rater_id, kind, seconds in onboarding.timed_work(db, study.id):
+        work.setdefault(rater_id, []).append((kind, seconds))
     done = onboarding.done_counts(db, study.id)
     states = onboarding.states(db, study.id)
-    rows = [_pay_row(db, r, study.id, work, done.get(r["id"], 0), states.get(r["id"]), rate,
-                     cap, cfg.currency)
+    rows = [_pay_row(db, r, work.get(r["id"], []), done.get(r["id"], 0),
+                     states.get(r["id"]), rate, cap, cfg.currency)
             for r in rater_store.list_raters(db, study.id)]
     return pd.DataFrame(rows, columns=PAY_COLUMNS)
 
@@ -93,10 +95,9 @@ def _check_numbers(rate: float | None, cap: float) -> None:
         raise ConcordError(f"idle cap must be a number of seconds > 0, got {cap!r}")
 
 
-def _pay_row(db: Database, rater: dict[str, Any], study_id: int, work: list, done: int,
-             state: onboarding.Onboarding | None, rate: float | None, cap: float,
+def _pay_row(db: Database, rater: dict[str, Any], mine: list[tuple[str, float | None]],
+             done: int, state: onboarding.Onboarding | None, rate: float | None, cap: float,
              currency: str) -> dict[str, Any]:
-    mine = [(kind, s) for rid, kind, s in work if rid == rater["id"]]
     part = crowd_store.participant_of(db, rater["id"])
     platform = part.platform if part else "invite"
     ids = _IDS.get(platform, ("", ""))

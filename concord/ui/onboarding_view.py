@@ -100,7 +100,8 @@ def practice(study: str, rater_id: int) -> None:
     item = st.session_state.get(PRACTICE_ITEM) or onboarding.next_practice(
         session.db(), study, rater_id)
     if item is None:
-        st.rerun()
+        st.error("There is no practice image to show; please tell the researcher.")
+        return
     st.session_state[PRACTICE_ITEM] = item
     st.progress((item.position - 1) / item.total,
                 text=f"Practice image {item.position} of {item.total}")

@@ -43,7 +43,10 @@ def practise(page, sc: int, pr: int, expect: str) -> None:
     pick(page, "practice_PR", pr)
     page.get_by_role("button", name="Check my answer").click()
     page.get_by_text(expect).wait_for(timeout=15_000)
-    assert page.get_by_text("expected").first.is_visible()
+    # the feedback table: the rater's answer beside the expected one
+    table = page.locator("[data-testid='stTable']")
+    table.get_by_text("your answer").wait_for(timeout=15_000)
+    table.get_by_text("expected").wait_for(timeout=15_000)
 
 
 def test_prolific_sign_up_consent_practice_items_and_completion_code(server, page, chromium):
