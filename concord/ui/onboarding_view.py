@@ -12,6 +12,7 @@ from concord.ui import session, widgets
 
 PRACTICE_ITEM = "practice_item"
 FEEDBACK = "practice_feedback"
+SHOWN = "practice_shown"
 AGREE = "consent_agree"
 
 
@@ -79,6 +80,7 @@ def _answer(study: str, rater_id: int, rubric: Rubric) -> None:
         st.session_state["practice_notice"] = str(exc)
         return
     st.session_state[FEEDBACK] = fb
+    st.session_state[SHOWN] = item  # its image stays beside the feedback
     st.session_state.pop(PRACTICE_ITEM, None)
     for c in rubric.criteria:
         st.session_state.pop(f"practice_{c.key}", None)
@@ -90,11 +92,19 @@ def practice(study: str, rater_id: int) -> None:
     st.title("Practice")
     fb: onboarding.Feedback | None = st.session_state.get(FEEDBACK)
     if fb is not None:
-        feedback(fb, rubric)
+        shown: onboarding.PracticeItem | None = st.session_state.get(SHOWN)
+        left, right = st.columns([3, 2])
+        with left:
+            feedback(fb, rubric)
+        if shown is not None:
+            with right:
+                widgets.literal(shown.prompt or "(no prompt text)")
+                widgets.show_image(shown.image_path, alt="practice image")
         label = ("Start the real images" if fb.finished and fb.passed else
                  "See the result" if fb.finished else "Next practice image")
         if st.button(label, type="primary", key="practice_next"):
             st.session_state.pop(FEEDBACK, None)
+            st.session_state.pop(SHOWN, None)
             st.rerun()
         return
     item = st.session_state.get(PRACTICE_ITEM) or onboarding.next_practice(
@@ -122,8 +132,7 @@ def ended(study: str, rater_id: int) -> None:
     """The polite end screen after a failed practice block, with the screen-out code."""
     st.title("Thank you")
     st.write("Thank you for your time. Your practice answers did not reach the level this "
-             "study needs, so there are no more images for you. You will not lose anything "
-             "for trying.")
+             "study needs, so there are no more images for you.")
     code_screen(onboarding.completion(session.db(), study, rater_id))
 
 
