@@ -13,7 +13,7 @@ from concord.importers.images import verify_many
 from concord.importers.manifest import Manifest, load_manifest
 from concord.importers.tables import TableError, read_records
 from concord.plan import GoldSpec, ImageSpec, PromptSpec, StudyPlan
-from concord.rubrics import list_rubrics
+from concord.rubrics import list_rubrics, load_rubric_by_id
 
 READERS: dict[str, Callable[[Manifest], folders.Layout]] = {
     "folder": folders.read_folder,
@@ -39,6 +39,7 @@ def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
         p.benchmark = p.benchmark or m.benchmark
     problems = list(layout.problems)
     problems += _check_rubric(m)
+    problems += _check_dimension_rubrics(m, layout.prompts)
     paths = [f for *_, f in layout.files]
     bar = progress(len(paths), "checking images") if progress and paths else None
     infos, bad = verify_many(m.root, paths, max_pixels=m.max_pixels, progress=bar)
@@ -76,6 +77,25 @@ def _check_rubric(m: Manifest) -> list[Problem]:
         return [Problem(str(m.path), f"unknown rubric {m.rubric!r} (rubrics: "
                                      f"{', '.join(known)})", field="rubric")]
     return []
+
+
+def _check_dimension_rubrics(m: Manifest, prompts: list[PromptSpec]) -> list[Problem]:
+    """Each ``rubrics:`` entry names a dimension the study has and a rubric with a scale."""
+    known, dims = list_rubrics(), {p.dimension for p in prompts}
+    problems = []
+    for dimension, rubric in m.rubrics.items():
+        where = f"rubrics.{dimension}"
+        if rubric not in known:
+            problems.append(Problem(str(m.path), f"unknown rubric {rubric!r} (rubrics: "
+                                                 f"{', '.join(known)})", field=where))
+        elif load_rubric_by_id(rubric).is_ranking:
+            problems.append(Problem(str(m.path), f"{rubric!r} is a ranking rubric; a dimension"
+                                                 " needs one with a scale", field=where))
+        if dimension not in dims:
+            shown = ", ".join(sorted(d for d in dims if d)) or "none"
+            problems.append(Problem(str(m.path), f"no prompt has the dimension {dimension!r}"
+                                                 f" (dimensions: {shown})", field=where))
+    return problems
 
 
 def _select_rank_set(m: Manifest, prompts: list[PromptSpec], models: list[str]) -> list[Problem]:

@@ -18,7 +18,7 @@ LAYOUTS = ("folder", "imagenhub", "paircomp", "geneval2", "tiif", "paraphrase")
 KNOWN_KEYS = {
     "name", "description", "protocol", "rubric", "layout", "root", "prompts", "questions",
     "models", "raters_per_item", "ranking", "gold", "max_pixels", "tasks", "variants",
-    "benchmark", "seed",
+    "benchmark", "seed", "rubrics",
 }
 RANKING_KEYS = {"prompts_per_dimension", "prompts", "seed", "ties", "sample", "criteria"}
 
@@ -57,11 +57,14 @@ class Manifest:
     description: str = ""
     seed: int = 0
     benchmark: str | None = None
+    rubrics: dict[str, str] = field(default_factory=dict)  # dimension -> its own rubric id
 
     def settings(self) -> dict[str, Any]:
         """Study settings stored in the database."""
         r = self.ranking
+        per_dimension = {"rubrics": dict(self.rubrics)} if self.rubrics else {}
         return {
+            **per_dimension,
             "raters_per_item": self.raters_per_item,
             "layout": self.layout,
             "description": self.description,
@@ -126,6 +129,7 @@ def _build(path: Path, d: dict[str, Any], problems: list[Problem]) -> Manifest |
     m = Manifest(path=path.resolve(), name=str(name or "").strip(), protocol=str(protocol),
                  rubric=_rubric(d, protocol, bad), layout=str(layout), root=root or base,
                  description=str(d.get("description", "")))
+    m.rubrics = _rubrics(d.get("rubrics"), bad)
     _fill_files(m, d, base, bad)
     _fill_numbers(m, d, bad)
     m.ranking = _ranking(d.get("ranking"), bad)
@@ -140,6 +144,18 @@ def _rubric(d: dict[str, Any], protocol: Any, bad: Any) -> str | None:
         bad("rubric", f"expected a rubric id, got {rubric!r}")
         return None
     return rubric
+
+
+def _rubrics(value: Any, bad: Any) -> dict[str, str]:
+    """``rubrics:``: a mapping of dimension (ImagenHub task, category, ...) to rubric id."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+            isinstance(k, str) and k.strip() and isinstance(v, str) and v.strip()
+            for k, v in value.items()):
+        bad("rubrics", f"expected a mapping of dimension to rubric id, got {value!r}")
+        return {}
+    return dict(value)
 
 
 def _path(base: Path, value: Any, key: str, bad: Any, *, must_be_dir: bool = False) -> Path | None:

@@ -22,7 +22,9 @@ SELECT COUNT(*), group_concat(image_id), group_concat(rater_id), group_concat(re
        group_concat(ifnull(seconds, 'nan'))
 """
 _TIME_COLUMN = ", group_concat(created_at, char(31))"
-_RATING_CHUNK_WHERE = " FROM ratings WHERE study_id = ? AND id >= ? AND id < ?"
+# Rows of a pending import batch are not there yet (concord/store/batches.py).
+_RATING_CHUNK_WHERE = (" FROM ratings WHERE study_id = ? AND id >= ? AND id < ? AND (batch IS NULL"
+                       " OR batch NOT IN (SELECT id FROM import_batches WHERE state = 'pending'))")
 _CHUNK_IDS = 2_000_000
 _DISTINCT_VALUES_SQL = (
     "SELECT DISTINCT value FROM ratings WHERE study_id = ? AND value IS NOT NULL")

@@ -11,6 +11,7 @@ from sqlite_utils import Database
 
 from concord.errors import InputError, NotFoundError, Problem
 from concord.plan import ImportSummary, PromptSpec, StudyPlan
+from concord.store.batches import HIDDEN_STUDY_IDS
 from concord.store.db import audit, dumps, loads, now, transaction
 
 
@@ -31,6 +32,10 @@ class Study:
         return int(self.settings.get("raters_per_item", 3))
 
 
+# A study that a still pending ratings import is creating does not exist yet for anyone.
+_SHOWN = f"id NOT IN ({HIDDEN_STUDY_IDS})"
+
+
 def _study_from_row(row: dict[str, Any]) -> Study:
     return Study(
         id=row["id"],
@@ -44,7 +49,7 @@ def _study_from_row(row: dict[str, Any]) -> Study:
 
 def get_study(db: Database, name: str) -> Study:
     """The study called ``name``; NotFoundError lists the studies there are."""
-    rows = list(db.query("SELECT * FROM studies WHERE name = ?", [name]))
+    rows = list(db.query(f"SELECT * FROM studies WHERE name = ? AND {_SHOWN}", [name]))
     if not rows:
         known = ", ".join(list_study_names(db)) or "none"
         raise NotFoundError(f"no study named {name!r} (studies: {known})")
@@ -61,12 +66,13 @@ def get_study_by_id(db: Database, study_id: int) -> Study:
 
 def list_study_names(db: Database) -> list[str]:
     """Names of all studies, oldest first."""
-    return [r["name"] for r in db.query("SELECT name FROM studies ORDER BY id")]
+    return [r["name"] for r in db.query(f"SELECT name FROM studies WHERE {_SHOWN} ORDER BY id")]
 
 
 def list_studies(db: Database) -> list[Study]:
     """All studies, oldest first."""
-    return [_study_from_row(r) for r in db.query("SELECT * FROM studies ORDER BY id")]
+    return [_study_from_row(r) for r in db.query(f"SELECT * FROM studies WHERE {_SHOWN}"
+                                                 " ORDER BY id")]
 
 
 def study_counts(db: Database, study_id: int) -> dict[str, int]:

@@ -1,0 +1,195 @@
+"""Writing a staged ratings import into a pending batch, one short transaction at a time.
+
+Every write transaction here is paced (:class:`Pacer`) to hold SQLite's single write lock
+for about :data:`CHUNK_SECONDS` and then to leave it free for :data:`PAUSE_SECONDS`, so a
+rater's submit waiting meanwhile gets its turn within one chunk (the waiting side polls
+quickly: ``concord.store.db.transaction``).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlite_utils import Database
+
+from concord.store import batches
+from concord.store.batches import Batch
+from concord.store.db import now, transaction
+
+CHUNK_SECONDS = 0.08
+PAUSE_SECONDS = 0.02
+MIN_ROWS, MAX_ROWS = 200, 50_000
+
+_FROM = (" FROM stage.s_rows s JOIN stage.s_targets t ON t.prompt_id = s.prompt_id AND"
+         " t.model = s.model AND t.sample = s.sample JOIN stage.s_raters r ON r.name = s.rater"
+         " WHERE s.seq >= :lo AND s.seq < :hi")
+_KEY = "x.image_id = t.image_id AND x.rater_id = r.rater_id AND x.criterion = s.criterion"
+# The value a rater sees now (latest visible revision; NULL: none, or undone).
+_CURRENT = (f"(SELECT x.value FROM main.ratings x WHERE {_KEY} AND {batches.visible('x')}"
+            " ORDER BY x.revision DESC LIMIT 1)")
+# The next revision of the key; 1 in a study this batch creates (nobody else can write
+# there). The submission id is unique per batch and row and sorts in row order, so the
+# inserts land next to each other in its index (random ids scattered them: 10x slower).
+_NEXT = f"COALESCE((SELECT MAX(x.revision) FROM main.ratings x WHERE {_KEY}), 0) + 1"
+_INSERT = (
+    "INSERT INTO main.ratings (study_id, image_id, rater_id, criterion, value, revision,"
+    " submission, action, seconds, created_at, batch) SELECT :study, t.image_id, r.rater_id,"
+    " s.criterion, s.value, {revision}, printf('import-%d-%012d', :batch, s.seq), 'import',"
+    f" s.seconds, :now, :batch{_FROM}")
+_COUNTS = (f"SELECT COUNT(*), COALESCE(SUM(cur IS NULL), 0), COALESCE(SUM(cur = v), 0) FROM"
+           f" (SELECT s.value AS v, {_CURRENT} AS cur{_FROM})")
+
+
+class Pacer:
+    """Runs chunks of work in transactions sized to about :data:`CHUNK_SECONDS` each."""
+
+    def __init__(self, db: Database, batch: Batch, rows: int = 2_000) -> None:
+        self.db, self.batch, self.rows = db, batch, rows
+
+    def run(self, work: Callable[[int], int]) -> int:
+        """One chunk: ``work(rows)`` inside a transaction; returns what ``work`` returned."""
+        with transaction(self.db):
+            start = time.perf_counter()
+            batches.touch(self.db, self.batch)
+            done = work(self.rows)
+            spent = time.perf_counter() - start
+        # Aim the next chunk at the target time (halfway, to damp noise).
+        aim = self.rows * CHUNK_SECONDS / max(spent, 1e-4)
+        self.rows = int(min(max((self.rows + aim) / 2, MIN_ROWS), MAX_ROWS))
+        time.sleep(PAUSE_SECONDS)
+        return done
+
+
+@dataclass(slots=True)
+class Written:
+    """Rows written to the batch, by what they did to the current value."""
+
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+
+
+def write_ratings(pacer: Pacer, study_id: int, *, compare: bool) -> Written:
+    """Copy the staged rows into the batch as pending ratings (next revision of each key).
+
+    With ``compare`` (the study may hold ratings already), a row equal to the current value
+    is not written; added and changed are told apart from the current value, read in the
+    same transaction as the write. Without it (a study this batch creates), every row is
+    revision 1.
+    """
+    db, out = pacer.db, Written()
+    last = int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM stage.s_rows").fetchone()[0])
+    lo = 1
+    while lo <= last:
+        def chunk(rows: int, lo: int = lo) -> int:
+            args = {"lo": lo, "hi": lo + rows, "study": study_id, "now": now(),
+                    "batch": pacer.batch.id}
+            if compare:
+                n, added, same = db.execute(_COUNTS, args).fetchone()
+                out.added, out.unchanged = out.added + added, out.unchanged + same
+                out.changed += n - added - same
+                db.execute(_INSERT.format(revision=_NEXT) + f" AND {_CURRENT} IS NOT s.value",
+                           args)
+            else:
+                out.added += db.execute(_INSERT.format(revision=1), args).rowcount
+            return rows
+        lo += pacer.run(chunk)
+    return out
+
+
+def create_raters(pacer: Pacer) -> int:
+    """Create the staged raters that do not exist yet (no token); returns how many."""
+    db = pacer.db
+
+    def chunk(rows: int) -> int:
+        first = batches.max_id(db, "raters")
+        cur = db.execute("INSERT INTO main.raters (name, role, created_at) SELECT name, 'rater',"
+                         " ? FROM stage.s_raters WHERE rater_id IS NULL AND name NOT IN (SELECT"
+                         " name FROM main.raters) LIMIT ?", [now(), rows])
+        batches.record(db, pacer.batch, "rater", first)
+        return cur.rowcount
+
+    return _until_done(pacer, chunk)
+
+
+def create_targets(pacer: Pacer, *, benchmark: str | None) -> int:
+    """Create the models, prompts and images the staged rows name and the study lacks;
+    returns how many images were created."""
+    db, batch = pacer.db, pacer.batch
+    with transaction(db):
+        first = batches.max_id(db, "models")
+        db.execute("INSERT INTO main.models (study_id, name) SELECT ?, model FROM stage.s_rows"
+                   " WHERE model NOT IN (SELECT name FROM main.models WHERE study_id = ?)"
+                   " GROUP BY model ORDER BY MIN(seq)", [batch.study_id, batch.study_id])
+        batches.record(db, batch, "model", first)
+    _stage_new_prompts(db, batch.study_id)
+    offset = db.execute("SELECT COUNT(*) FROM main.prompts WHERE study_id = ?",
+                        [batch.study_id]).fetchone()[0]
+    prompts = _Keyset(None)
+    _until_done(pacer, lambda rows: _insert_prompts(db, batch, rows, benchmark, offset, prompts))
+    images = _Keyset(("", "", -1))
+    return _until_done(pacer, lambda rows: _insert_images(db, batch, rows, images))
+
+
+class _Keyset:
+    """Where a paged walk over a stage table has got to."""
+
+    def __init__(self, after: object) -> None:
+        self.after = after
+
+
+def _stage_new_prompts(db: Database, study_id: int) -> None:
+    """The prompts to create, in order of first appearance, with their dimension."""
+    conn = db.conn
+    conn.execute("BEGIN")
+    conn.execute("CREATE TABLE stage.s_new_prompts (n INTEGER PRIMARY KEY, key TEXT,"
+                 " dimension TEXT)")
+    conn.execute("INSERT INTO stage.s_new_prompts (key, dimension) SELECT prompt_id,"
+                 " MAX(dimension) FROM stage.s_rows WHERE prompt_id NOT IN (SELECT key FROM"
+                 " main.prompts WHERE study_id = ?) GROUP BY prompt_id ORDER BY MIN(seq)",
+                 [study_id])
+    conn.execute("COMMIT")
+
+
+def _insert_prompts(db: Database, batch: Batch, rows: int, benchmark: str | None,
+                    offset: int, at: _Keyset) -> int:
+    lo = 1 if at.after is None else int(at.after) + 1
+    first = batches.max_id(db, "prompts")
+    cur = db.execute(
+        "INSERT INTO main.prompts (study_id, key, text, benchmark, dimension, meta, position,"
+        " rank_set) SELECT :study, key, '', :bench, dimension, json_object('uid',"
+        " substr(key, instr(key, '/') + 1)), :offset + n - 1, 1 FROM stage.s_new_prompts"
+        " WHERE n >= :lo AND n < :lo + :rows ORDER BY n",
+        {"study": batch.study_id, "bench": benchmark, "offset": offset, "lo": lo, "rows": rows})
+    at.after = lo + rows - 1
+    batches.record(db, batch, "prompt", first)
+    return cur.rowcount
+
+
+def _insert_images(db: Database, batch: Batch, rows: int, at: _Keyset) -> int:
+    todo = db.execute("SELECT prompt_id, model, sample FROM stage.s_targets WHERE image_id IS"
+                      " NULL AND (prompt_id, model, sample) > (?, ?, ?) ORDER BY prompt_id,"
+                      " model, sample LIMIT ?", [*at.after, rows]).fetchall()
+    first = batches.max_id(db, "images")
+    db.conn.executemany(
+        "INSERT INTO main.images (study_id, prompt_id, model_id, sample, public_id) VALUES"
+        " (:s, (SELECT id FROM main.prompts WHERE study_id = :s AND key = :p), (SELECT id FROM"
+        " main.models WHERE study_id = :s AND name = :m), :n, :pub)",
+        [{"s": batch.study_id, "p": p, "m": m, "n": n, "pub": secrets.token_urlsafe(12)}
+         for p, m, n in todo])
+    batches.record(db, batch, "image", first)
+    if todo:
+        at.after = todo[-1]
+    return len(todo)
+
+
+def _until_done(pacer: Pacer, work: Callable[[int], int]) -> int:
+    total = 0
+    while True:
+        done = pacer.run(work)
+        total += done
+        if done == 0:
+            return total
