@@ -14,9 +14,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from concord.services import common, rating
 from concord.store import ratings as rating_store
+from concord.store import studies as study_store
 from concord.store.db import open_db
 
 
@@ -34,32 +36,50 @@ class LoadResult:
     max_raters_per_image: int = 0
     expected_keys: set[tuple[int, int, str]] = field(default_factory=set)
     missing_keys: int = 0
+    waits: list[float] = field(default_factory=list)  # seconds each write call took
+
+    def wait_quantile(self, q: float) -> float:
+        """A quantile of the submit times (0 when there were none)."""
+        ordered = sorted(self.waits)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
 
 
-def _rater_loop(db_path: Path, study: str, rater_id: int, criteria: list[str],
-                scale: list[float], until: float, seed: int, out: LoadResult,
+@dataclass(frozen=True)
+class _Loop:
+    """What one simulated rater does, and until when."""
+
+    db_path: Path
+    study: str
+    criteria: list[str]
+    scale: list[float]
+    until: float
+    stop: threading.Event
+
+
+def _rater_loop(loop: _Loop, rater_id: int, seed: int, out: LoadResult,
                 lock: threading.Lock) -> None:
-    rng = random.Random(seed)
-    db = open_db(db_path, migrate=False)
+    rng, study = random.Random(seed), loop.study
+    db = open_db(loop.db_path, migrate=False)
     try:
-        while time.monotonic() < until:
+        while time.monotonic() < loop.until and not loop.stop.is_set():
+            start = time.perf_counter()
             item = rating.next_item(db, study, rater_id)
+            waits = [time.perf_counter() - start]
             if item is None:
                 return
-            values = {c: rng.choice(scale) for c in criteria}
-            res = rating.submit(db, study, rater_id, item.image_id, values,
-                                submission=item.submission)
+            values = {c: rng.choice(loop.scale) for c in loop.criteria}
             replays = [item.submission] if rng.random() < 0.3 else []
             if rng.random() < 0.2:
                 replays.append(common.new_submission())  # a second tab
-            again = [rating.submit(db, study, rater_id, item.image_id, values, submission=s)
-                     for s in replays]
+            res, *again = [_timed(waits, rating.submit, db, study, rater_id, item.image_id,
+                                  values, submission=s) for s in [item.submission, *replays]]
             with lock:
+                out.waits.extend(waits)
                 out.stored += res.stored
                 out.replays += len(again)
                 out.replays_stored += sum(a.stored for a in again)
                 if res.stored:
-                    out.expected_keys.update((item.image_id, rater_id, c) for c in criteria)
+                    out.expected_keys.update((item.image_id, rater_id, c) for c in loop.criteria)
     except Exception as exc:  # every failure is counted; the checks require none
         with lock:
             out.errors.append(f"rater {rater_id}: {type(exc).__name__}: {exc}")
@@ -67,16 +87,25 @@ def _rater_loop(db_path: Path, study: str, rater_id: int, criteria: list[str],
         db.close()
 
 
-def run(db_path: Path, study: str, rater_ids: list[int], seconds: float) -> LoadResult:
-    """Run one thread per rater for ``seconds``, then check the database."""
+def _timed(waits: list[float], fn: Any, *args: Any, **kw: Any) -> Any:
+    start = time.perf_counter()
+    try:
+        return fn(*args, **kw)
+    finally:
+        waits.append(time.perf_counter() - start)
+
+
+def run(db_path: Path, study: str, rater_ids: list[int], seconds: float,
+        stop: threading.Event | None = None) -> LoadResult:
+    """Run one thread per rater for ``seconds`` (or until ``stop`` is set), then check the
+    study's ratings."""
     db = open_db(db_path)
     rubric = rating.study_rubric(db, study, rater_ids[0])
-    criteria = [c.key for c in rubric.criteria]
-    scale = list(rubric.criteria[0].values)
+    loop = _Loop(db_path, study, [c.key for c in rubric.criteria],
+                 list(rubric.criteria[0].values), time.monotonic() + seconds,
+                 stop or threading.Event())
     out, lock = LoadResult(), threading.Lock()
-    until = time.monotonic() + seconds
-    threads = [threading.Thread(target=_rater_loop, args=(db_path, study, r, criteria, scale,
-                                                         until, i, out, lock))
+    threads = [threading.Thread(target=_rater_loop, args=(loop, r, i, out, lock))
                for i, r in enumerate(rater_ids)]
     start = time.monotonic()
     for t in threads:
@@ -84,15 +113,15 @@ def run(db_path: Path, study: str, rater_ids: list[int], seconds: float) -> Load
     for t in threads:
         t.join()
     out.seconds = time.monotonic() - start
-    _check(db, out)
+    _check(db, out, study_store.get_study(db, study).id)
     db.close()
     return out
 
 
-def _check(db, out: LoadResult) -> None:
-    rows = rating_store.current_rating_keys(db)
+def _check(db, out: LoadResult, study_id: int) -> None:
+    rows = rating_store.current_rating_keys(db, study_id)
     keys = set(rows)
     out.current_rows = len(rows)
     out.duplicate_keys = len(rows) - len(keys)
     out.missing_keys = len(out.expected_keys - keys) + len(keys - out.expected_keys)
-    out.max_raters_per_image = rating_store.max_raters_per_image(db)
+    out.max_raters_per_image = rating_store.max_raters_per_image(db, study_id)

@@ -24,10 +24,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         "import-ratings", help="import human ratings (ImagenHub TSVs or a tidy CSV)",
         description="Import ratings into a study; a missing study is created as a "
                     "ratings-only study (images without files). CSV columns: prompt_id, model, "
-                    "rater, criterion, value [, sample, seconds]. ImagenHub: a folder of "
-                    "<Task>/<Task>_raterN.tsv or one TSV.")
+                    "rater, criterion, value [, sample, seconds, dimension]. ImagenHub: a "
+                    "folder of <Task>/<Task>_raterN.tsv or one TSV. Every row is checked "
+                    "against the study's rubric; a new study takes --rubric, --criteria, or "
+                    "else the one rubric that fits every row (see docs/cli.md).")
     p.add_argument("--study", required=True, help="target study (created if missing)")
     p.add_argument("--format", choices=["imagenhub", "csv"], required=True)
+    p.add_argument("--rubric", action="append", default=[], metavar="[DIMENSION=]ID",
+                   help="rubric of a new study (or of a study that has none): a file id "
+                        "from rubrics/, e.g. likert-5; DIMENSION=ID gives one dimension "
+                        "(ImagenHub task) its own rubric; repeatable")
+    p.add_argument("--criteria", action="extend", nargs="+", default=[],
+                   metavar="KEY=SCALE",
+                   help="declare a one-off scale instead of a rubric file: likert=1..5, "
+                        "q=0,0.5,1; one per criterion")
     p.add_argument("path", type=Path, metavar="PATH", help="CSV file, TSV file or TSV folder")
     p.set_defaults(func=_import_ratings)
 
@@ -58,10 +68,11 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _import_ratings(args: argparse.Namespace, settings: Settings) -> int:
-    s = labels.import_ratings(db_for(settings), args.study, args.format, args.path)
+    s = labels.import_ratings(db_for(settings), args.study, args.format, args.path,
+                              rubric=args.rubric, criteria=args.criteria)
     made = " (new ratings-only study)" if s.created_study else ""
     print(f"study {s.study!r}{made}: {s.rows} rows read, {s.added} ratings added, "
-          f"{s.changed} changed (new revision), {s.unchanged} unchanged")
+          f"{s.changed} changed (new revision), {s.unchanged} unchanged; {s.rubric}")
     return 0
 
 

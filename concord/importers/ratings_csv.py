@@ -1,0 +1,281 @@
+"""Streaming reader of tidy ratings tables (``import-ratings --format csv``).
+
+Columns ``prompt_id, model, rater, criterion, value`` and optionally ``sample`` (default
+0), ``seconds``, ``dimension`` and ``kind`` (Concord's export: ``ranking`` rows are
+skipped); other columns are ignored. A ``.tsv`` file is read tab-separated.
+
+The file is read in chunks of :data:`CHUNK_ROWS` rows, so memory does not grow with its
+size. Each chunk is checked column by column (the loops run in C); only a chunk with a
+problem is checked again row by row, to name the row and the field of every problem.
+Bytes that are not UTF-8 are carried through as lone surrogates and reported where they
+are, with their field.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import itertools
+import math
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from concord.errors import Problem, ProblemLog
+from concord.export import unneutralise
+from concord.importers.tables import regular_file_problem
+
+REQUIRED = ("prompt_id", "model", "rater", "criterion", "value")
+NAMES = ("prompt_id", "model", "rater", "criterion")
+CHUNK_ROWS = 20_000
+MAX_LINE_BYTES = 1 << 20  # a longer line is read in pieces (and reported as ragged rows)
+MAX_NAME = 1_000
+MAX_SAMPLE = 2**31 - 1
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
+_BAD_NAME = re.compile("[\x00\r\n\udc80-\udcff]")
+
+# (line, prompt_id, model, sample, rater, criterion, value, seconds, dimension)
+Row = tuple[int, str, str, int, str, str, float, float | None, str | None]
+# The same nine fields as columns: one list per field, the rows of a chunk in order.
+Columns = tuple[list, ...]
+
+
+def read_chunks(path: Path, log: ProblemLog, rows: int = CHUNK_ROWS) -> Iterator[Columns]:
+    """Yield the valid rows of a ratings table as columns, a chunk at a time; problems go
+    to ``log``.
+
+    Rows with a problem are left out of the chunks: a caller that finds ``log`` non-empty
+    at the end must not use what it got.
+    """
+    problem = regular_file_problem(path)
+    if problem is not None:
+        log.add(problem)
+        return
+    with path.open("rb") as f:
+        lines = map(functools.partial(bytes.decode, encoding="utf-8", errors="surrogateescape"),
+                    iter(functools.partial(f.readline, MAX_LINE_BYTES), b""))
+        reader = csv.reader(lines, delimiter="\t" if path.suffix.lower() == ".tsv" else ",",
+                            strict=True)
+        columns = _header(reader, path, log)
+        if columns is None:
+            return
+        last = reader.line_num
+        while True:
+            try:
+                ends = [(reader.line_num, cells) for cells in itertools.islice(reader, rows)]
+            except csv.Error as exc:
+                log.add(Problem(str(path), f"malformed CSV: {exc}", row=reader.line_num))
+                return
+            if not ends:
+                return
+            # A row is named by its first line (a quoted cell may span several).
+            starts = [last + 1] + [end + 1 for end, _ in ends[:-1]]
+            records = [(start, cells) for start, (_, cells) in zip(starts, ends, strict=True)]
+            last = ends[-1][0]
+            good = columns.fast(records)
+            if good is None:
+                slow = [r for r in (columns.row(n, c, log) for n, c in records) if r]
+                good = tuple(map(list, zip(*slow, strict=True))) if slow else None
+            if good:
+                yield good
+
+
+def _header(reader: Any, path: Path, log: ProblemLog) -> _Columns | None:
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        log.add(Problem(str(path), "empty file: expected a header row"))
+        return None
+    except csv.Error as exc:
+        log.add(Problem(str(path), f"malformed CSV: {exc}", row=1))
+        return None
+    if header:
+        header[0] = header[0].removeprefix("\ufeff")
+    missing = [c for c in REQUIRED if c not in header]
+    twice = sorted({h for h in header if header.count(h) > 1 and h})
+    if missing or twice or _NOT_UTF8.search("".join(header)):
+        why = (f"missing column(s) {missing}" if missing else
+               f"column(s) {twice} appear twice" if twice else "not UTF-8 text")
+        log.add(Problem(str(path), f"{why}; found {header}", row=1))
+        return None
+    return _Columns(str(path), header)
+
+
+class _Columns:
+    """Where each known column is, and the checks of one chunk."""
+
+    def __init__(self, file: str, header: list[str]) -> None:
+        self.file, self.width = file, len(header)
+        self.at = {name: i for i, name in enumerate(header)}
+        known = {*REQUIRED, "sample", "seconds", "dimension", "kind"}
+        self.ignored = [i for i, name in enumerate(header) if name not in known]
+
+    def fast(self, records: list[tuple[int, list[str]]]) -> Columns | None:
+        """The chunk's columns if every row is valid (checked per column), else None."""
+        cells = [c for _, c in records]
+        if set(map(len, cells)) != {self.width}:
+            return None
+        cols = list(zip(*cells, strict=True))
+        # Columns read below reject bad bytes themselves; the others are checked here.
+        if any(_NOT_UTF8.search("\x1f".join(cols[i])) for i in self.ignored):
+            return None
+        names = [_names(cols[self.at[k]]) for k in NAMES]
+        values = _floats(cols[self.at["value"]])
+        samples = self._optional(cols, "sample", _samples, 0)
+        seconds = self._optional(cols, "seconds", _seconds, None)
+        dimension = self._optional(cols, "dimension", _dimensions, None)
+        kinds = set(cols[self.at["kind"]]) if "kind" in self.at else {""}
+        if (any(n is None for n in names) or None in (values, samples, seconds, dimension)
+                or not kinds <= {"", "rating"}):
+            return None
+        prompt, model, rater, criterion = names
+        return ([n for n, _ in records], prompt, model, samples, rater, criterion, values,
+                seconds, dimension)
+
+    def _optional(self, cols: list[tuple[str, ...]], name: str, parse: Any,
+                  default: object) -> list | None:
+        if name not in self.at:
+            return [default] * len(cols[0])
+        return parse(cols[self.at[name]])
+
+    def row(self, line: int, cells: list[str], log: ProblemLog) -> Row | None:
+        """One row checked field by field; every problem is logged, None if any."""
+        if not cells or all(not c.strip() for c in cells):
+            return None  # blank line
+        if len(cells) != self.width:
+            log.add(Problem(self.file, f"expected {self.width} cells, found {len(cells)}",
+                            row=line))
+            return None
+        before = log.count
+        get = {name: cells[i].strip() for name, i in self.at.items()}
+        for name, text in get.items():
+            if _NOT_UTF8.search(text):
+                log.add(_problem(self, line, name, "not UTF-8 text; save the file as UTF-8"))
+        if log.count > before:
+            return None
+        kind = get.get("kind", "")
+        if kind == "ranking":
+            return None
+        if kind not in ("", "rating"):
+            log.add(_problem(self, line, "kind", f"{kind!r} is neither 'rating' nor 'ranking'"))
+        out = [_field(self, line, name, get, log) for name in (*NAMES, "value", "sample",
+                                                                "seconds", "dimension")]
+        if log.count > before:
+            return None
+        prompt, model, rater, criterion, value, sample, seconds, dimension = out
+        return line, prompt, model, sample, rater, criterion, value, seconds, dimension
+
+
+def _problem(cols: _Columns, line: int, name: str, message: str) -> Problem:
+    return Problem(cols.file, message, row=line, field=name)
+
+
+def _field(cols: _Columns, line: int, name: str, get: dict[str, str], log: ProblemLog) -> Any:
+    """One field's value, or None after logging what is wrong with it."""
+    text = get.get(name, "")
+    if name in NAMES or name == "dimension":
+        text = unneutralise(text)
+        message = _name_problem(text, required=name != "dimension")
+        result: Any = text or None
+    elif name == "value":
+        message = _number_problem(text)
+        result = float(text) if message is None else None
+    elif name == "sample":
+        message = _sample_problem(text)
+        result = int(text) if text and message is None else 0
+    else:  # seconds
+        message = _number_problem(text, minimum=0) if text else None
+        result = float(text) if text and message is None else None
+    if message is not None:
+        log.add(_problem(cols, line, name, message))
+    return result
+
+
+def _name_problem(text: str, *, required: bool) -> str | None:
+    if not text:
+        return "empty value" if required else None
+    if _BAD_NAME.search(text):
+        return f"contains a NUL, newline or carriage return: {text[:40]!r}"
+    if len(text) > MAX_NAME:
+        return f"longer than {MAX_NAME} characters"
+    return None
+
+
+def _number_problem(text: str, minimum: float | None = None) -> str | None:
+    if not text:
+        return "empty value"
+    try:
+        value = float(text) if "_" not in text else None
+    except ValueError:
+        value = None
+    if value is None:
+        return f"not a number: {text[:40]!r}"
+    if not math.isfinite(value):
+        return f"not a finite number: {text!r}"
+    if minimum is not None and value < minimum:
+        return f"must be ≥ {minimum:g}, got {text!r}"
+    return None
+
+
+def _sample_problem(text: str) -> str | None:
+    if not text:
+        return None
+    try:
+        value = int(text) if "_" not in text else -1
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_SAMPLE:
+        return f"not a sample index (a whole number from 0 to {MAX_SAMPLE}): {text[:40]!r}"
+    return None
+
+
+def _names(col: tuple[str, ...], *, required: bool = True) -> list[str] | None:
+    """Stripped, un-neutralised names, or None if any is empty or bad (slow path names it)."""
+    out = list(map(str.strip, col))
+    joined = "\x1f".join(out)
+    if (required and "" in out) or _BAD_NAME.search(joined) or max(map(len, out)) > MAX_NAME:
+        return None
+    if "'" in joined:
+        out = [unneutralise(t) for t in out]
+    return out
+
+
+def _dimensions(col: tuple[str, ...]) -> list[str | None] | None:
+    out = _names(col, required=False)
+    return None if out is None else [t or None for t in out]
+
+
+def _floats(col: tuple[str, ...], minimum: float | None = None) -> list[float] | None:
+    if "_" in "".join(col):
+        return None  # float() reads "1_0" as 10
+    try:
+        values = list(map(float, col))
+    except ValueError:
+        return None
+    if not all(map(math.isfinite, values)):
+        return None
+    if minimum is not None and values and min(values) < minimum:
+        return None
+    return values
+
+
+def _samples(col: tuple[str, ...]) -> list[int] | None:
+    if "_" in "".join(col):
+        return None
+    try:
+        values = [int(t) if t.strip() else 0 for t in col]
+    except ValueError:
+        return None
+    if values and not (min(values) >= 0 and max(values) <= MAX_SAMPLE):
+        return None
+    return values
+
+
+def _seconds(col: tuple[str, ...]) -> list[float | None] | None:
+    if not any(map(str.strip, col)):
+        return [None] * len(col)
+    if "" in map(str.strip, col):
+        parsed = [_floats((t,), minimum=0) if t.strip() else [None] for t in col]
+        return None if None in parsed else [p[0] for p in parsed]  # type: ignore[index]
+    return _floats(col, minimum=0)
