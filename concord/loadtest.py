@@ -54,6 +54,7 @@ class _Loop:
     scale: list[float]
     until: float
     stop: threading.Event
+    think: tuple[float, float] = (0.0, 0.0)  # seconds a rater looks at an image, low-high
 
 
 def _rater_loop(loop: _Loop, rater_id: int, seed: int, out: LoadResult,
@@ -61,6 +62,9 @@ def _rater_loop(loop: _Loop, rater_id: int, seed: int, out: LoadResult,
     rng, study = random.Random(seed), loop.study
     db = open_db(loop.db_path, migrate=False)
     try:
+        # Raters with something to look at do not all click in the same millisecond.
+        if loop.think[1] and loop.stop.wait(rng.uniform(0, loop.think[1])):
+            return
         while time.monotonic() < loop.until and not loop.stop.is_set():
             start = time.perf_counter()
             item = rating.next_item(db, study, rater_id)
@@ -68,6 +72,8 @@ def _rater_loop(loop: _Loop, rater_id: int, seed: int, out: LoadResult,
             if item is None:
                 return
             values = {c: rng.choice(loop.scale) for c in loop.criteria}
+            if loop.think[1] and loop.stop.wait(rng.uniform(*loop.think)):
+                return
             replays = [item.submission] if rng.random() < 0.3 else []
             if rng.random() < 0.2:
                 replays.append(common.new_submission())  # a second tab
@@ -96,14 +102,16 @@ def _timed(waits: list[float], fn: Any, *args: Any, **kw: Any) -> Any:
 
 
 def run(db_path: Path, study: str, rater_ids: list[int], seconds: float,
-        stop: threading.Event | None = None) -> LoadResult:
+        stop: threading.Event | None = None,
+        think: tuple[float, float] = (0.0, 0.0)) -> LoadResult:
     """Run one thread per rater for ``seconds`` (or until ``stop`` is set), then check the
-    study's ratings."""
+    study's ratings. Each rater spends ``think`` (low, high) seconds on an image before
+    submitting (0: as fast as possible)."""
     db = open_db(db_path)
     rubric = rating.study_rubric(db, study, rater_ids[0])
     loop = _Loop(db_path, study, [c.key for c in rubric.criteria],
                  list(rubric.criteria[0].values), time.monotonic() + seconds,
-                 stop or threading.Event())
+                 stop or threading.Event(), think)
     out, lock = LoadResult(), threading.Lock()
     threads = [threading.Thread(target=_rater_loop, args=(loop, r, i, out, lock))
                for i, r in enumerate(rater_ids)]

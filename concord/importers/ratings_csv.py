@@ -63,22 +63,29 @@ def read_chunks(path: Path, log: ProblemLog, rows: int = CHUNK_ROWS) -> Iterator
         last = reader.line_num
         while True:
             try:
-                ends = [(reader.line_num, cells) for cells in itertools.islice(reader, rows)]
+                chunk = list(itertools.islice(reader, rows))
             except csv.Error as exc:
                 log.add(Problem(str(path), f"malformed CSV: {exc}", row=reader.line_num))
                 return
-            if not ends:
+            if not chunk:
                 return
-            # A row is named by its first line (a quoted cell may span several).
-            starts = [last + 1] + [end + 1 for end, _ in ends[:-1]]
-            records = [(start, cells) for start, (_, cells) in zip(starts, ends, strict=True)]
-            last = ends[-1][0]
+            records = list(zip(_first_lines(chunk, last, reader.line_num), chunk, strict=True))
+            last = reader.line_num
             good = columns.fast(records)
             if good is None:
                 slow = [r for r in (columns.row(n, c, log) for n, c in records) if r]
                 good = tuple(map(list, zip(*slow, strict=True))) if slow else None
             if good:
                 yield good
+
+
+def _first_lines(chunk: list[list[str]], before: int, after: int) -> list[int]:
+    """The line each row starts on (a row is named by it), from the lines read before and
+    after the chunk; a quoted cell with line breaks makes its row span several lines."""
+    if after - before == len(chunk):
+        return list(range(before + 1, after + 1))
+    spans = [1 + sum(cell.count("\n") for cell in cells) for cells in chunk]
+    return list(itertools.accumulate([before + 1, *spans[:-1]]))
 
 
 def _header(reader: Any, path: Path, log: ProblemLog) -> _Columns | None:
@@ -118,8 +125,10 @@ class _Columns:
             return None
         cols = list(zip(*cells, strict=True))
         # Columns read below reject bad bytes themselves; the others are checked here.
-        if any(_NOT_UTF8.search("\x1f".join(cols[i])) for i in self.ignored):
-            return None
+        for i in self.ignored:
+            text = "".join(cols[i])
+            if not text.isprintable() and _NOT_UTF8.search(text):
+                return None
         names = [_names(cols[self.at[k]]) for k in NAMES]
         values = _floats(cols[self.at["value"]])
         samples = self._optional(cols, "sample", _samples, 0)
@@ -232,9 +241,13 @@ def _sample_problem(text: str) -> str | None:
 
 def _names(col: tuple[str, ...], *, required: bool = True) -> list[str] | None:
     """Stripped, un-neutralised names, or None if any is empty or bad (slow path names it)."""
-    out = list(map(str.strip, col))
-    joined = "\x1f".join(out)
-    if (required and "" in out) or _BAD_NAME.search(joined) or max(map(len, out)) > MAX_NAME:
+    joined = "".join(col)
+    # str.isprintable() is one fast scan; NUL, CR, LF, tabs, odd spaces and undecodable
+    # bytes are all unprintable, so only a column that fails it needs the full checks.
+    plain = joined.isprintable()
+    out = list(map(str.strip, col)) if not plain or " " in joined else list(col)
+    if (not plain and _BAD_NAME.search("".join(out))) or (required and "" in out) \
+            or max(map(len, out)) > MAX_NAME:
         return None
     if "'" in joined:
         out = [unneutralise(t) for t in out]
@@ -253,7 +266,9 @@ def _floats(col: tuple[str, ...], minimum: float | None = None) -> list[float] |
         values = list(map(float, col))
     except ValueError:
         return None
-    if not all(map(math.isfinite, values)):
+    # inf or nan anywhere makes the sum non-finite (a finite sum that overflows only sends
+    # the chunk to the row-by-row checks, which find nothing wrong)
+    if not math.isfinite(sum(values)):
         return None
     if minimum is not None and values and min(values) < minimum:
         return None
@@ -264,9 +279,12 @@ def _samples(col: tuple[str, ...]) -> list[int] | None:
     if "_" in "".join(col):
         return None
     try:
-        values = [int(t) if t.strip() else 0 for t in col]
+        values = list(map(int, col))  # int() allows surrounding spaces
     except ValueError:
-        return None
+        try:  # an empty cell means sample 0
+            values = [int(t) if t.strip() else 0 for t in col]
+        except ValueError:
+            return None
     if values and not (min(values) >= 0 and max(values) <= MAX_SAMPLE):
         return None
     return values

@@ -253,13 +253,16 @@ def _write(db: Database, stage: Stage, study: study_store.Study | None, name: st
     cache = db.execute("PRAGMA main.cache_size").fetchone()[0]
     db.execute(f"PRAGMA main.cache_size = {WRITE_CACHE_KIB}")
     try:
-        pacer = import_writes.Pacer(db, batch)
-        made = import_writes.create_raters(pacer)
+        def pacer() -> import_writes.Pacer:  # each kind of write learns its own pace
+            return import_writes.Pacer(db, batch)
+
+        made = import_writes.create_raters(pacer())
         if study is None or study.root is None:
             made += import_writes.create_targets(
-                pacer, benchmark="imagenhub" if fmt == "imagenhub" else None)
+                pacer(), benchmark="imagenhub" if fmt == "imagenhub" else None)
         stage.refresh_ids(batch.study_id)
-        written = import_writes.write_ratings(pacer, batch.study_id, compare=study is not None)
+        written = import_writes.write_ratings(pacer(), batch.study_id,
+                                              compare=study is not None)
         summary.added, summary.changed = written.added, written.changed
         summary.unchanged = written.unchanged
         rubric_id = choice.rubric_id if study is None or not study.rubric else study.rubric

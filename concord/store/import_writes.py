@@ -8,6 +8,7 @@ quickly: ``concord.store.db.transaction``).
 
 from __future__ import annotations
 
+import base64
 import secrets
 import time
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from concord.store.db import now, transaction
 
 CHUNK_SECONDS = 0.08
 PAUSE_SECONDS = 0.02
-MIN_ROWS, MAX_ROWS = 200, 50_000
+MIN_ROWS, MAX_ROWS = 100, 50_000
 
 _FROM = (" FROM stage.s_rows s JOIN stage.s_targets t ON t.prompt_id = s.prompt_id AND"
          " t.model = s.model AND t.sample = s.sample JOIN stage.s_raters r ON r.name = s.rater"
@@ -46,7 +47,7 @@ _COUNTS = (f"SELECT COUNT(*), COALESCE(SUM(cur IS NULL), 0), COALESCE(SUM(cur = 
 class Pacer:
     """Runs chunks of work in transactions sized to about :data:`CHUNK_SECONDS` each."""
 
-    def __init__(self, db: Database, batch: Batch, rows: int = 2_000) -> None:
+    def __init__(self, db: Database, batch: Batch, rows: int = 500) -> None:
         self.db, self.batch, self.rows = db, batch, rows
 
     def run(self, work: Callable[[int], int]) -> int:
@@ -55,10 +56,10 @@ class Pacer:
             start = time.perf_counter()
             batches.touch(self.db, self.batch)
             done = work(self.rows)
-            spent = time.perf_counter() - start
-        # Aim the next chunk at the target time (halfway, to damp noise).
+        spent = time.perf_counter() - start  # the lock was held this long (commit included)
+        # Aim the next chunk at the target time: shrink at once, grow by half at most.
         aim = self.rows * CHUNK_SECONDS / max(spent, 1e-4)
-        self.rows = int(min(max((self.rows + aim) / 2, MIN_ROWS), MAX_ROWS))
+        self.rows = int(min(max(min(aim, self.rows * 1.5), MIN_ROWS), MAX_ROWS))
         time.sleep(PAUSE_SECONDS)
         return done
 
@@ -178,12 +179,19 @@ def _insert_images(db: Database, batch: Batch, rows: int, at: _Keyset) -> int:
         "INSERT INTO main.images (study_id, prompt_id, model_id, sample, public_id) VALUES"
         " (:s, (SELECT id FROM main.prompts WHERE study_id = :s AND key = :p), (SELECT id FROM"
         " main.models WHERE study_id = :s AND name = :m), :n, :pub)",
-        [{"s": batch.study_id, "p": p, "m": m, "n": n, "pub": secrets.token_urlsafe(12)}
-         for p, m, n in todo])
+        [{"s": batch.study_id, "p": p, "m": m, "n": n, "pub": pub}
+         for (p, m, n), pub in zip(todo, _public_ids(len(todo)), strict=True)])
     batches.record(db, batch, "image", first)
     if todo:
         at.after = todo[-1]
     return len(todo)
+
+
+def _public_ids(n: int) -> list[str]:
+    """``n`` random opaque image ids, as ``secrets.token_urlsafe(12)`` makes them (16
+    characters), from one call to the OS random source."""
+    text = base64.urlsafe_b64encode(secrets.token_bytes(12 * n)).decode()
+    return [text[i:i + 16] for i in range(0, 16 * n, 16)]
 
 
 def _until_done(pacer: Pacer, work: Callable[[int], int]) -> int:
