@@ -12,6 +12,7 @@ Re-run: `.venv/bin/python bench/bench_concurrency.py [--seconds 60] [--raters 20
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,6 +48,11 @@ def _import_alongside(db_path: Path, csv: Path, stop: threading.Event) -> dict:
     return out
 
 
+def _waits(r: loadtest.LoadResult) -> str:
+    return (f"{1000 * r.wait_quantile(0.5):.0f} / {1000 * r.wait_quantile(0.99):.0f} / "
+            f"{1000 * max(r.waits, default=0):.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=60)
@@ -68,9 +74,12 @@ def main() -> None:
         studies.import_manifest(db, manifest)
         invites = studies.invite(db, "load", [f"r{i:02d}" for i in range(args.raters)], "x")
         ids = [rater_for_token(db, i.url.split("token=")[1]).id for i in invites]
-        stop, imported = threading.Event(), {}
+        stop, imported, alone = threading.Event(), {}, None
         if args.import_rows:
             rows = write_valid(tmp / "import.csv", args.import_rows)
+            db.close()
+            shutil.copy(db_path, tmp / "alone.db")  # the same study for the raters alone
+            db = open_db(db_path)
         print(f"study of {2 * args.prompts} images ready in {time.perf_counter() - t0:.0f} s")
         if args.import_rows:
             imported = _import_alongside(db_path, tmp / "import.csv", stop)
@@ -81,6 +90,7 @@ def main() -> None:
             stop.wait()  # the raters may run out of images first
             count = db.execute("SELECT COUNT(*) FROM current_ratings c JOIN studies s ON"
                                " s.id = c.study_id WHERE s.name = 'imported'").fetchone()[0]
+            alone = loadtest.run(tmp / "alone.db", "load", ids, seconds=r.seconds, think=think)
     print("\n| measure | value |\n|---|---|")
     table = [("raters (threads, one connection each)", args.raters),
              ("seconds a rater spends on an image", f"{think[0]:g}–{think[1]:g}"),
@@ -92,9 +102,10 @@ def main() -> None:
     table += [("ratings acknowledged (stored=True)", r.stored),
               ("submits per second", f"{r.stored / r.seconds:.0f}"),
               ("rater writes timed (next item + submits)", len(r.waits)),
-              ("write wait p50 / p99 / max (ms)", f"{1000 * r.wait_quantile(0.5):.0f} / "
-               f"{1000 * r.wait_quantile(0.99):.0f} / {1000 * max(r.waits, default=0):.0f}"),
-              ("replayed submits (double click / second tab)", r.replays),
+              ("write wait p50 / p99 / max (ms)", _waits(r))]
+    if alone is not None:
+        table += [("same raters without the import: p50 / p99 / max (ms)", _waits(alone))]
+    table += [("replayed submits (double click / second tab)", r.replays),
               ("replays that stored anything", r.replays_stored),
               ("errors (incl. database locked)", len(r.errors)),
               ("current rating rows / expected", f"{r.current_rows} / {2 * r.stored}"),

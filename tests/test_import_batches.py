@@ -224,3 +224,33 @@ def test_a_bad_last_row_of_a_large_file_writes_nothing(db, tmp_path):
     rows = write_ratings_csv(tmp_path / "r.csv", prompts=2000, bad_last=True)
     with unchanged(db), pytest.raises(Exception, match=f"row {rows + 2}, field 'seconds'"):
         labels.import_ratings(db, "big", "csv", tmp_path / "r.csv")
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_study_an_abandoned_import_was_creating_stays_hidden_until_removed(db, tmp_path):
+    batch = batches.begin(db, study_id=None, new=batches.NewStudy("ghost", None, {}),
+                          source="x.csv")
+    batches._MINE.discard(batch.id)  # as if its process had died
+    db.execute("UPDATE import_batches SET pid = ? WHERE id = ?", [_dead_pid(), batch.id])
+    db.conn.commit()
+    assert study_store.list_study_names(db) == []
+    with pytest.raises(Exception, match="no study named 'ghost'"):
+        study_store.get_study(db, "ghost")
+    manifest = make_folder_study(tmp_path / "ghost", prompts=1)
+    with pytest.raises(Exception, match="being created by a ratings import"):
+        studies.import_manifest(db, manifest)
+    assert batches.discard_stale(db) == [batch.id]
+    assert studies.import_manifest(db, manifest).created
+
+
+def test_a_live_import_into_the_same_study_is_refused(db, tmp_path):
+    labels.import_ratings(db, "s", "csv", _small(tmp_path))
+    batch = batches.begin(db, study_id=study_id(db, "s"), new=None, source="other.csv")
+    with unchanged(db), pytest.raises(Exception, match="another import into this study"):
+        labels.import_ratings(db, "s", "csv", _small(tmp_path))
+    batches.discard(db, batch.id)

@@ -248,27 +248,16 @@ def _write(db: Database, stage: Stage, study: study_store.Study | None, name: st
     settings = {**(study.settings if study else {"raters_per_item": stage.raters(),
                                                  "layout": f"ratings-only ({fmt})"}),
                 **{k: v for k, v in choice.settings.items() if v}}
-    new = None if study else batches.NewStudy(name, choice.rubric_id, settings)
+    rubric_id = study.rubric if study is not None and study.rubric else choice.rubric_id
+    new = None if study else batches.NewStudy(name, rubric_id, settings)
     batch = batches.begin(db, study_id=study.id if study else None, new=new, source=str(path))
     cache = db.execute("PRAGMA main.cache_size").fetchone()[0]
     db.execute(f"PRAGMA main.cache_size = {WRITE_CACHE_KIB}")
     try:
-        def pacer() -> import_writes.Pacer:  # each kind of write learns its own pace
-            return import_writes.Pacer(db, batch)
-
-        made = import_writes.create_raters(pacer())
-        if study is None or study.root is None:
-            made += import_writes.create_targets(
-                pacer(), benchmark="imagenhub" if fmt == "imagenhub" else None)
-        stage.refresh_ids(batch.study_id)
-        written = import_writes.write_ratings(pacer(), batch.study_id,
-                                              compare=study is not None)
-        summary.added, summary.changed = written.added, written.changed
-        summary.unchanged = written.unchanged
-        rubric_id = choice.rubric_id if study is None or not study.rubric else study.rubric
-        if study is not None and not (made or written.added or written.changed) \
+        made = _write_batch(db, stage, study, batch, fmt, summary)
+        if study is not None and not (made or summary.added or summary.changed) \
                 and rubric_id == study.rubric and settings == study.settings:
-            batches.drop_empty(db, batch)
+            batches.drop_empty(db, batch)  # a repeated import leaves no trace
             return summary
         with transaction(db):
             batches.publish(db, batch, rubric=rubric_id, settings=settings)
@@ -280,3 +269,20 @@ def _write(db: Database, stage: Stage, study: study_store.Study | None, name: st
     finally:
         db.execute(f"PRAGMA main.cache_size = {int(cache)}")
     return summary
+
+
+def _write_batch(db: Database, stage: Stage, study: study_store.Study | None,
+                 batch: batches.Batch, fmt: str, summary: RatingsImport) -> int:
+    """Raters, targets and ratings into the pending batch; returns raters + images made."""
+    def pacer() -> import_writes.Pacer:  # each kind of write learns its own pace
+        return import_writes.Pacer(db, batch)
+
+    made = import_writes.create_raters(pacer())
+    if study is None or study.root is None:
+        made += import_writes.create_targets(
+            pacer(), benchmark="imagenhub" if fmt == "imagenhub" else None)
+    stage.refresh_ids(batch.study_id)
+    written = import_writes.write_ratings(pacer(), batch.study_id, compare=study is not None)
+    summary.added, summary.changed = written.added, written.changed
+    summary.unchanged = written.unchanged
+    return made

@@ -8,8 +8,6 @@ quickly: ``concord.store.db.transaction``).
 
 from __future__ import annotations
 
-import base64
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +19,7 @@ from concord.store.batches import Batch
 from concord.store.db import now, transaction
 
 CHUNK_SECONDS = 0.08
-PAUSE_SECONDS = 0.02
+PAUSE_SECONDS = 0.01
 MIN_ROWS, MAX_ROWS = 100, 50_000
 
 _FROM = (" FROM stage.s_rows s JOIN stage.s_targets t ON t.prompt_id = s.prompt_id AND"
@@ -122,16 +120,17 @@ def create_targets(pacer: Pacer, *, benchmark: str | None) -> int:
     db, batch = pacer.db, pacer.batch
     with transaction(db):
         first = batches.max_id(db, "models")
-        db.execute("INSERT INTO main.models (study_id, name) SELECT ?, model FROM stage.s_rows"
-                   " WHERE model NOT IN (SELECT name FROM main.models WHERE study_id = ?)"
-                   " GROUP BY model ORDER BY MIN(seq)", [batch.study_id, batch.study_id])
+        db.execute("INSERT INTO main.models (study_id, name) SELECT ?, model FROM"
+                   " stage.s_targets WHERE model NOT IN (SELECT name FROM main.models WHERE"
+                   " study_id = ?) GROUP BY model ORDER BY MIN(first)",
+                   [batch.study_id, batch.study_id])
         batches.record(db, batch, "model", first)
     _stage_new_prompts(db, batch.study_id)
     offset = db.execute("SELECT COUNT(*) FROM main.prompts WHERE study_id = ?",
                         [batch.study_id]).fetchone()[0]
     prompts = _Keyset(None)
     _until_done(pacer, lambda rows: _insert_prompts(db, batch, rows, benchmark, offset, prompts))
-    images = _Keyset(("", "", -1))
+    images = _Keyset(0)
     return _until_done(pacer, lambda rows: _insert_images(db, batch, rows, images))
 
 
@@ -149,8 +148,8 @@ def _stage_new_prompts(db: Database, study_id: int) -> None:
     conn.execute("CREATE TABLE stage.s_new_prompts (n INTEGER PRIMARY KEY, key TEXT,"
                  " dimension TEXT)")
     conn.execute("INSERT INTO stage.s_new_prompts (key, dimension) SELECT prompt_id,"
-                 " MAX(dimension) FROM stage.s_rows WHERE prompt_id NOT IN (SELECT key FROM"
-                 " main.prompts WHERE study_id = ?) GROUP BY prompt_id ORDER BY MIN(seq)",
+                 " MAX(dimension) FROM stage.s_targets WHERE prompt_id NOT IN (SELECT key FROM"
+                 " main.prompts WHERE study_id = ?) GROUP BY prompt_id ORDER BY MIN(first)",
                  [study_id])
     conn.execute("COMMIT")
 
@@ -171,27 +170,24 @@ def _insert_prompts(db: Database, batch: Batch, rows: int, benchmark: str | None
 
 
 def _insert_images(db: Database, batch: Batch, rows: int, at: _Keyset) -> int:
-    todo = db.execute("SELECT prompt_id, model, sample FROM stage.s_targets WHERE image_id IS"
-                      " NULL AND (prompt_id, model, sample) > (?, ?, ?) ORDER BY prompt_id,"
-                      " model, sample LIMIT ?", [*at.after, rows]).fetchall()
+    lo = int(at.after) + 1
+    last = db.execute("SELECT COALESCE(MAX(n), 0) FROM stage.s_targets").fetchone()[0]
+    if lo > last:
+        return 0
     first = batches.max_id(db, "images")
-    db.conn.executemany(
-        "INSERT INTO main.images (study_id, prompt_id, model_id, sample, public_id) VALUES"
-        " (:s, (SELECT id FROM main.prompts WHERE study_id = :s AND key = :p), (SELECT id FROM"
-        " main.models WHERE study_id = :s AND name = :m), :n, :pub)",
-        [{"s": batch.study_id, "p": p, "m": m, "n": n, "pub": pub}
-         for (p, m, n), pub in zip(todo, _public_ids(len(todo)), strict=True)])
+    # The public id is 96 random bits, like the token_urlsafe(12) of manifest images.
+    db.execute(
+        "INSERT INTO main.images (study_id, prompt_id, model_id, sample, public_id)"
+        " SELECT :s, p.id, m.id, t.sample, lower(hex(randomblob(12))) FROM stage.s_targets t"
+        # CROSS JOIN keeps this chunk's targets the outer loop (else SQLite walks every
+        # prompt of the study for each chunk)
+        " CROSS JOIN main.prompts p CROSS JOIN main.models m WHERE p.study_id = :s AND"
+        " p.key = t.prompt_id AND m.study_id = :s AND m.name = t.model"
+        " AND t.image_id IS NULL AND t.n >= :lo AND t.n < :lo + :rows",
+        {"s": batch.study_id, "lo": lo, "rows": rows})
     batches.record(db, batch, "image", first)
-    if todo:
-        at.after = todo[-1]
-    return len(todo)
-
-
-def _public_ids(n: int) -> list[str]:
-    """``n`` random opaque image ids, as ``secrets.token_urlsafe(12)`` makes them (16
-    characters), from one call to the OS random source."""
-    text = base64.urlsafe_b64encode(secrets.token_bytes(12 * n)).decode()
-    return [text[i:i + 16] for i in range(0, 16 * n, 16)]
+    at.after = lo + rows - 1
+    return rows
 
 
 def _until_done(pacer: Pacer, work: Callable[[int], int]) -> int:

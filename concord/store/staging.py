@@ -26,16 +26,33 @@ CREATE TABLE stage.s_rows (
     rater TEXT NOT NULL, criterion TEXT NOT NULL, value REAL NOT NULL, seconds REAL,
     dimension TEXT);
 CREATE TABLE stage.s_targets (
-    prompt_id TEXT NOT NULL, model TEXT NOT NULL, sample INTEGER NOT NULL, image_id INTEGER,
-    PRIMARY KEY (prompt_id, model, sample)) WITHOUT ROWID;
+    n INTEGER PRIMARY KEY, prompt_id TEXT NOT NULL, model TEXT NOT NULL,
+    sample INTEGER NOT NULL, first INTEGER NOT NULL, dimension TEXT, image_id INTEGER);
+CREATE UNIQUE INDEX stage.s_targets_key ON s_targets (prompt_id, model, sample);
 CREATE TABLE stage.s_raters (name TEXT PRIMARY KEY, rater_id INTEGER) WITHOUT ROWID
 """
-_INSERT = ("INSERT INTO stage.s_rows (file, line, prompt_id, model, sample, rater, criterion,"
-           " value, seconds, dimension) VALUES ({file}, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_COLUMNS = ("line", "prompt_id", "model", "sample", "rater", "criterion", "value", "seconds",
+            "dimension")
 _KEY = "prompt_id, model, sample, rater, criterion"
 # The dimension a row is judged under: the study's prompt's, else the row's own.
 _DIMENSION = ("COALESCE((SELECT p.dimension FROM main.prompts p WHERE p.study_id = :study"
               " AND p.key = s.prompt_id), s.dimension)")
+
+
+def _insert_sql(file: int, columns: Sequence[list]) -> tuple[str, list[list]]:
+    """The INSERT for a chunk, with a column that holds one value throughout (no sample, no
+    seconds, no dimension in most files) written as a literal: fewer values to bind."""
+    values, varying = [str(int(file))], []
+    for name, col in zip(_COLUMNS, columns, strict=True):
+        first = col[0]
+        if name in ("sample", "seconds", "dimension") and (first is None or type(first) is int) \
+                and col.count(first) == len(col):
+            values.append("NULL" if first is None else str(first))
+        else:
+            values.append("?")
+            varying.append(col)
+    return (f"INSERT INTO stage.s_rows (file, {', '.join(_COLUMNS)}) VALUES"
+            f" ({', '.join(values)})"), varying
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +103,8 @@ class Stage:
         :data:`Row` (one list each)."""
         conn = self.db.conn
         conn.execute("BEGIN")  # deferred: only the stage is written, the main file is free
-        conn.executemany(_INSERT.format(file=int(file)), zip(*columns, strict=True))
+        sql, varying = _insert_sql(file, columns)
+        conn.executemany(sql, zip(*varying, strict=True))
         conn.execute("COMMIT")
         lines, criteria, values, dims = columns[0], columns[5], columns[6], columns[8]
         for key, n in Counter(zip(dims, criteria, values, strict=True)).items():
@@ -190,8 +208,11 @@ class Stage:
         """Fill the distinct targets and raters with the ids they already have (or NULL)."""
         conn = self.db.conn
         conn.execute("BEGIN")
-        conn.execute("INSERT INTO stage.s_targets SELECT DISTINCT prompt_id, model, sample, NULL"
-                     " FROM stage.s_rows")
+        # In key order along the index (no sort); ``first`` is the row that names it first.
+        dimension = "MAX(dimension)" if self.has_dimensions() else "NULL"
+        conn.execute("INSERT INTO stage.s_targets (prompt_id, model, sample, first, dimension)"
+                     f" SELECT prompt_id, model, sample, MIN(seq), {dimension} FROM stage.s_rows"
+                     " GROUP BY prompt_id, model, sample")
         conn.execute("INSERT INTO stage.s_raters SELECT DISTINCT rater, NULL FROM stage.s_rows")
         conn.execute("COMMIT")
         self.refresh_ids(study_id)

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from concord.errors import InputError, NotFoundError, Problem
+from concord.errors import ConcordError, InputError, NotFoundError, Problem
 from concord.plan import ImportSummary, PromptSpec, StudyPlan
 from concord.store.batches import HIDDEN_STUDY_IDS
 from concord.store.db import audit, dumps, loads, now, transaction
@@ -129,6 +129,10 @@ def _summary_detail(summary: ImportSummary) -> dict[str, Any]:
 
 def _ensure_study(db: Database, plan: StudyPlan) -> tuple[int, bool]:
     rows = list(db.query("SELECT * FROM studies WHERE name = ?", [plan.name]))
+    if rows and not list(db.query(f"SELECT 1 FROM studies WHERE id = ? AND {_SHOWN}",
+                                  [rows[0]["id"]])):
+        raise ConcordError(f"study {plan.name!r} is being created by a ratings import right "
+                           "now (or one was killed: the next import-ratings removes it)")
     if not rows:
         cur = db.execute(
             "INSERT INTO studies (name, protocol, rubric, root, settings, created_at)"
