@@ -34,9 +34,6 @@ from concord.store.staging import Group, Stage
 
 MAX_GROUPS = 10_000  # distinct (criterion, value) pairs: far more than any rating scale
 FORMATS = ("csv", "imagenhub")
-# Page cache while writing (KiB, as SQLite's negative cache_size): the ratings indexes of a
-# large import stay in memory instead of being read back page by page.
-WRITE_CACHE_KIB = -65_536
 
 
 @dataclass(slots=True)
@@ -251,10 +248,9 @@ def _write(db: Database, stage: Stage, study: study_store.Study | None, name: st
     rubric_id = study.rubric if study is not None and study.rubric else choice.rubric_id
     new = None if study else batches.NewStudy(name, rubric_id, settings)
     batch = batches.begin(db, study_id=study.id if study else None, new=new, source=str(path))
-    cache = db.execute("PRAGMA main.cache_size").fetchone()[0]
-    db.execute(f"PRAGMA main.cache_size = {WRITE_CACHE_KIB}")
     try:
-        made = _write_batch(db, stage, study, batch, fmt, summary)
+        with import_writes.larger_cache(db):
+            made = _write_batch(db, stage, study, batch, fmt, summary)
         if study is not None and not (made or summary.added or summary.changed) \
                 and rubric_id == study.rubric and settings == study.settings:
             batches.drop_empty(db, batch)  # a repeated import leaves no trace
@@ -266,8 +262,6 @@ def _write(db: Database, stage: Stage, study: study_store.Study | None, name: st
     except BaseException:
         batches.discard(db, batch.id)
         raise
-    finally:
-        db.execute(f"PRAGMA main.cache_size = {int(cache)}")
     return summary
 
 
