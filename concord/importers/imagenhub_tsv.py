@@ -19,6 +19,9 @@ from concord.errors import InputError, Problem, ProblemLog
 from concord.importers.tables import regular_file_problem
 
 ALLOWED = frozenset({0.0, 0.5, 1.0, 2.0})
+# The criteria of the frames read_imagenhub_tsv/_dir return: Concord's keys (the second is
+# PQ in the files). import-ratings keeps the files' names (FILE_CRITERIA, below) and lets
+# the study's rubric map the alias.
 CRITERIA = ("SC", "PR")
 COLUMNS = ["task", "prompt_id", "model", "rater", "criterion", "value", "row", "raw"]
 _NUMBER = r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+))\s*"
