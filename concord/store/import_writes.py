@@ -1,9 +1,9 @@
 """Writing a staged ratings import into a pending batch, one short transaction at a time.
 
 Every write transaction here is paced (:class:`Pacer`) to hold SQLite's single write lock
-for about :data:`CHUNK_SECONDS` and then to leave it free for :data:`PAUSE_SECONDS`, so a
-rater's submit waiting meanwhile gets its turn within one chunk (the waiting side polls
-quickly: ``concord.store.db.transaction``).
+for about :data:`CHUNK_SECONDS` and then to leave it free for :data:`PAUSE_SECONDS`, or
+longer while raters are writing, so a rater's submit waiting meanwhile gets its turn
+within one chunk (the waiting side polls quickly: ``concord.store.db.transaction``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from concord.store import batches
 from concord.store.batches import Batch
 from concord.store.db import now, transaction
 
-CHUNK_SECONDS = 0.08
-PAUSE_SECONDS = 0.01
+CHUNK_SECONDS = 0.05
+PAUSE_SECONDS, MAX_PAUSE_SECONDS = 0.01, 1.0
+BUSY_SECONDS = 0.002  # waiting longer than this for the lock means raters are writing
 MIN_ROWS, MAX_ROWS = 100, 50_000
 
 _FROM = (" FROM stage.s_rows s JOIN stage.s_targets t ON t.prompt_id = s.prompt_id AND"
@@ -64,9 +65,11 @@ class Pacer:
 
     def __init__(self, db: Database, batch: Batch, rows: int = 500) -> None:
         self.db, self.batch, self.rows = db, batch, rows
+        self.pause = PAUSE_SECONDS
 
     def run(self, work: Callable[[int], int]) -> int:
         """One chunk: ``work(rows)`` inside a transaction; returns what ``work`` returned."""
+        asked = time.perf_counter()
         with transaction(self.db):
             start = time.perf_counter()
             batches.touch(self.db, self.batch)
@@ -75,7 +78,13 @@ class Pacer:
         # Aim the next chunk at the target time: shrink at once, grow by half at most.
         aim = self.rows * CHUNK_SECONDS / max(spent, 1e-4)
         self.rows = int(min(max(min(aim, self.rows * 1.5), MIN_ROWS), MAX_ROWS))
-        time.sleep(PAUSE_SECONDS)
+        # Raters come first: when the lock was busy, leave it free longer (up to twice the
+        # chunk, then more); when nobody else writes, go back to the short pause.
+        if start - asked > BUSY_SECONDS:
+            self.pause = min(MAX_PAUSE_SECONDS, max(2 * spent, 1.5 * self.pause))
+        else:
+            self.pause = max(PAUSE_SECONDS, self.pause / 2)
+        time.sleep(self.pause)
         return done
 
 
