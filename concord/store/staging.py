@@ -10,6 +10,7 @@ or the process dies.
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -85,9 +86,11 @@ class Stage:
         self.tally: dict[tuple[str | None, str, float], list[int]] = {}
         self.max_groups = max_groups
         self.overflow = False  # more groups than max_groups: the tally is incomplete
+        self.unique = False  # the rating key has no duplicate (known after index())
         db.execute("ATTACH DATABASE '' AS stage")
-        # Nothing here needs to survive a crash: no journal, no syncs.
-        for pragma in ("journal_mode = OFF", "synchronous = OFF", "cache_size = -32000"):
+        # Nothing here needs to survive a crash: no syncs, the journal in memory (kept, so
+        # that a failed statement, like a UNIQUE index on a file with duplicates, rolls back).
+        for pragma in ("journal_mode = MEMORY", "synchronous = OFF", "cache_size = -32000"):
             db.execute(f"PRAGMA stage.{pragma}")
         for statement in _SCHEMA.split(";\n"):
             db.execute(statement)
@@ -166,11 +169,21 @@ class Stage:
         conn.execute("COMMIT")
 
     def index(self) -> None:
-        """Index the rating key (after criteria are renamed; before the checks below)."""
-        self.db.execute(f"CREATE INDEX stage.s_rows_key ON s_rows ({_KEY})")
+        """Index the rating key (after criteria are renamed; before the checks below).
+
+        Built UNIQUE first: when that succeeds there is no duplicate rating to look for.
+        """
+        try:
+            self.db.execute(f"CREATE UNIQUE INDEX stage.s_rows_key ON s_rows ({_KEY})")
+            self.unique = True
+        except sqlite3.IntegrityError:
+            self.db.execute(f"CREATE INDEX stage.s_rows_key ON s_rows ({_KEY})")
+            self.unique = False
 
     def duplicates(self, limit: int) -> Found:
         """Rows that rate a (prompt, model, sample, rater, criterion) rated on an earlier row."""
+        if self.unique:
+            return Found(0, [])
         total = self.db.execute(
             f"SELECT COALESCE(SUM(n - 1), 0) FROM (SELECT COUNT(*) AS n FROM stage.s_rows"
             f" GROUP BY {_KEY} HAVING n > 1)").fetchone()[0]
