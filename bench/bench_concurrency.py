@@ -60,10 +60,10 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=2500)
     parser.add_argument("--import-rows", type=int, default=0)
     parser.add_argument("--think", default=None, metavar="LOW,HIGH",
-                        help="seconds a rater spends on an image (default 0,0; 1,3 with "
+                        help="seconds a rater spends on an image (default 0,0; 3,8 with "
                              "--import-rows)")
     args = parser.parse_args()
-    think = tuple(float(x) for x in (args.think or ("1,3" if args.import_rows else "0,0"))
+    think = tuple(float(x) for x in (args.think or ("3,8" if args.import_rows else "0,0"))
                   .split(","))
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from concord.cli.common import db_for, progress_factory
 from concord.config import Settings
 from concord.services import labels, metric_scores, studies
+
+IMPORT_NICENESS = 10
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -68,6 +71,9 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _import_ratings(args: argparse.Namespace, settings: Settings) -> int:
+    # A batch job: raters' requests get the CPU first (a long import then takes longer).
+    if hasattr(os, "nice"):
+        os.nice(IMPORT_NICENESS)
     s = labels.import_ratings(db_for(settings), args.study, args.format, args.path,
                               rubric=args.rubric, criteria=args.criteria)
     made = " (new ratings-only study)" if s.created_study else ""

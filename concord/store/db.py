@@ -82,10 +82,19 @@ def transaction(db: Database) -> Iterator[Database]:
         db.conn.execute("COMMIT")
 
 
+_LAST = threading.local()  # how many times this thread's last BEGIN found the lock taken
+
+
+def last_begin_retries() -> int:
+    """How often this thread's latest ``transaction()`` found another writer holding the
+    lock (0: it was free). Long imports use it to give way to raters."""
+    return getattr(_LAST, "retries", 0)
+
+
 def _begin_immediate(conn: sqlite3.Connection) -> None:
     """BEGIN IMMEDIATE, retried every few ms until :data:`BUSY_TIMEOUT_MS` has passed."""
     deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-    delay = RETRY_FIRST_S
+    delay, _LAST.retries = RETRY_FIRST_S, 0
     conn.execute("PRAGMA busy_timeout = 0")  # each attempt answers at once; we pace them
     try:
         while True:
@@ -95,6 +104,7 @@ def _begin_immediate(conn: sqlite3.Connection) -> None:
             except sqlite3.OperationalError as exc:
                 if not _busy(exc) or time.monotonic() >= deadline:
                     raise
+            _LAST.retries += 1
             time.sleep(delay)
             delay = min(delay * 2, RETRY_MAX_S)
     finally:

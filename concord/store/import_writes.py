@@ -17,11 +17,12 @@ from sqlite_utils import Database
 
 from concord.store import batches
 from concord.store.batches import Batch
-from concord.store.db import now, transaction
+from concord.store.db import last_begin_retries, now, transaction
 
-CHUNK_SECONDS = 0.05
+# Lock time per chunk: short while raters are writing, longer when nobody else is (fewer
+# commits and checkpoints; a rater who starts meanwhile waits one such chunk at most).
+CHUNK_SECONDS, IDLE_CHUNK_SECONDS = 0.05, 0.2
 PAUSE_SECONDS, MAX_PAUSE_SECONDS = 0.01, 1.0
-BUSY_SECONDS = 0.002  # waiting longer than this for the lock means raters are writing
 MIN_ROWS, MAX_ROWS = 100, 50_000
 
 _FROM = (" FROM stage.s_rows s JOIN stage.s_targets t ON t.prompt_id = s.prompt_id AND"
@@ -69,21 +70,21 @@ class Pacer:
 
     def run(self, work: Callable[[int], int]) -> int:
         """One chunk: ``work(rows)`` inside a transaction; returns what ``work`` returned."""
-        asked = time.perf_counter()
         with transaction(self.db):
             start = time.perf_counter()
             batches.touch(self.db, self.batch)
             done = work(self.rows)
         spent = time.perf_counter() - start  # the lock was held this long (commit included)
-        # Aim the next chunk at the target time: shrink at once, grow by half at most.
-        aim = self.rows * CHUNK_SECONDS / max(spent, 1e-4)
-        self.rows = int(min(max(min(aim, self.rows * 1.5), MIN_ROWS), MAX_ROWS))
         # Raters come first: when the lock was busy, leave it free longer (up to twice the
         # chunk, then more); when nobody else writes, go back to the short pause.
-        if start - asked > BUSY_SECONDS:
+        if last_begin_retries():  # another writer (a rater) held the lock
             self.pause = min(MAX_PAUSE_SECONDS, max(2 * spent, 1.5 * self.pause))
         else:
             self.pause = max(PAUSE_SECONDS, self.pause / 2)
+        # Aim the next chunk at the target time: shrink at once, grow by half at most.
+        target = CHUNK_SECONDS if self.pause > PAUSE_SECONDS else IDLE_CHUNK_SECONDS
+        aim = self.rows * target / max(spent, 1e-4)
+        self.rows = int(min(max(min(aim, self.rows * 1.5), MIN_ROWS), MAX_ROWS))
         time.sleep(self.pause)
         return done
 

@@ -10,6 +10,7 @@ or the process dies.
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,6 +33,7 @@ CREATE TABLE stage.s_targets (
 CREATE UNIQUE INDEX stage.s_targets_key ON s_targets (prompt_id, model, sample);
 CREATE TABLE stage.s_raters (name TEXT PRIMARY KEY, rater_id INTEGER) WITHOUT ROWID
 """
+_ROWS_PER_INSERT = 100
 _COLUMNS = ("line", "prompt_id", "model", "sample", "rater", "criterion", "value", "seconds",
             "dimension")
 _KEY = "prompt_id, model, sample, rater, criterion"
@@ -87,6 +89,7 @@ class Stage:
         self.max_groups = max_groups
         self.overflow = False  # more groups than max_groups: the tally is incomplete
         self.unique = False  # the rating key has no duplicate (known after index())
+        self.rater_names: set[str] | None = set()  # None: too many to keep (read from SQL)
         db.execute("ATTACH DATABASE '' AS stage")
         # Nothing here needs to survive a crash: no syncs, the journal in memory (kept, so
         # that a failed statement, like a UNIQUE index on a file with duplicates, rolls back).
@@ -106,9 +109,19 @@ class Stage:
         :data:`Row` (one list each)."""
         conn = self.db.conn
         conn.execute("BEGIN")  # deferred: only the stage is written, the main file is free
-        sql, varying = _insert_sql(file, columns)
-        conn.executemany(sql, zip(*varying, strict=True))
+        one, varying = _insert_sql(file, columns)
+        rows = list(zip(*varying, strict=True))
+        # Many rows per statement: a third less time than one statement per row.
+        whole = len(rows) // _ROWS_PER_INSERT * _ROWS_PER_INSERT
+        many = one + (", " + one.rpartition(" VALUES ")[2]) * (_ROWS_PER_INSERT - 1)
+        conn.executemany(many, (tuple(itertools.chain.from_iterable(rows[i:i + _ROWS_PER_INSERT]))
+                                for i in range(0, whole, _ROWS_PER_INSERT)))
+        conn.executemany(one, rows[whole:])
         conn.execute("COMMIT")
+        if self.rater_names is not None:
+            self.rater_names.update(columns[4])
+            if len(self.rater_names) > self.max_groups:
+                self.rater_names = None
         lines, criteria, values, dims = columns[0], columns[5], columns[6], columns[8]
         for key, n in Counter(zip(dims, criteria, values, strict=True)).items():
             seen = self.tally.get(key)
@@ -226,7 +239,12 @@ class Stage:
         conn.execute("INSERT INTO stage.s_targets (prompt_id, model, sample, first, dimension)"
                      f" SELECT prompt_id, model, sample, MIN(seq), {dimension} FROM stage.s_rows"
                      " GROUP BY prompt_id, model, sample")
-        conn.execute("INSERT INTO stage.s_raters SELECT DISTINCT rater, NULL FROM stage.s_rows")
+        if self.rater_names is None:
+            conn.execute("INSERT INTO stage.s_raters SELECT DISTINCT rater, NULL FROM"
+                         " stage.s_rows")
+        else:
+            conn.executemany("INSERT INTO stage.s_raters VALUES (?, NULL)",
+                             [(name,) for name in self.rater_names])
         conn.execute("COMMIT")
         self.refresh_ids(study_id)
 
