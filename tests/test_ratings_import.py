@@ -268,3 +268,12 @@ def test_dimensions_of_one_prompt_must_agree(db, tmp_path):
     [p] = _fails(db, "new", path).problems
     assert (p.row, p.field) == (3, "dimension")
     assert "'count'" in p.message
+
+
+def test_crlf_files_and_line_breaks_in_quoted_cells_keep_row_numbers(db, tmp_path):
+    header = "study,kind,prompt_id,prompt,model,sample,rater,criterion,value\r\n"
+    path = tmp_path / "r.csv"
+    path.write_bytes((header + 's,rating,p1,"a\r\nb\rc",A,0,ann,SC,1\r\n'
+                      's,rating,p2,one,A,0,ann,SC,x\r\n').encode())
+    [p] = _fails(db, "new", path).problems
+    assert (p.row, p.field) == (5, "value")  # row 2 spans lines 2-4 (CRLF, then a bare CR)

@@ -29,7 +29,7 @@ from concord.importers.tables import regular_file_problem
 REQUIRED = ("prompt_id", "model", "rater", "criterion", "value")
 NAMES = ("prompt_id", "model", "rater", "criterion")
 CHUNK_ROWS = 20_000
-MAX_LINE_BYTES = 1 << 20  # a longer line is read in pieces (and reported as ragged rows)
+MAX_LINE_CHARS = 1 << 20  # a longer line is read in pieces (and reported as ragged rows)
 MAX_NAME = 1_000
 MAX_SAMPLE = 2**31 - 1
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")
@@ -52,9 +52,8 @@ def read_chunks(path: Path, log: ProblemLog, rows: int = CHUNK_ROWS) -> Iterator
     if problem is not None:
         log.add(problem)
         return
-    with path.open("rb") as f:
-        lines = map(functools.partial(bytes.decode, encoding="utf-8", errors="surrogateescape"),
-                    iter(functools.partial(f.readline, MAX_LINE_BYTES), b""))
+    with path.open(encoding="utf-8", errors="surrogateescape", newline="") as f:
+        lines = iter(functools.partial(f.readline, MAX_LINE_CHARS), "")
         reader = csv.reader(lines, delimiter="\t" if path.suffix.lower() == ".tsv" else ",",
                             strict=True)
         columns = _header(reader, path, log)
@@ -84,8 +83,13 @@ def _first_lines(chunk: list[list[str]], before: int, after: int) -> list[int]:
     after the chunk; a quoted cell with line breaks makes its row span several lines."""
     if after - before == len(chunk):
         return list(range(before + 1, after + 1))
-    spans = [1 + sum(cell.count("\n") for cell in cells) for cells in chunk]
+    spans = [1 + sum(_breaks(cell) for cell in cells) for cells in chunk]
     return list(itertools.accumulate([before + 1, *spans[:-1]]))
+
+
+def _breaks(cell: str) -> int:
+    """Line breaks inside a cell, counted as the reader counts lines (\\n, \\r, \\r\\n)."""
+    return cell.count("\n") + cell.count("\r") - cell.count("\r\n")
 
 
 def _header(reader: Any, path: Path, log: ProblemLog) -> _Columns | None:
