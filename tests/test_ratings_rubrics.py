@@ -250,3 +250,16 @@ def test_observed_values_and_misfits():
     assert rubric_fit.misfit(load_rubric_by_id("likert-5"), seen) is None
     assert rubric_fit.misfit(load_rubric_by_id("binary"), seen)[2] == (
         "it has no criterion 'likert'")
+
+
+def test_the_cli_takes_inline_scales_before_the_path(tmp_path, capsys):
+    path = _csv(tmp_path, "p1,A,ann,q,0.5\np1,A,ann,joy,7\n")
+    db_path = tmp_path / "cli.db"
+    assert main(["--db", str(db_path), "import-ratings", "--study", "one", "--format", "csv",
+                 "--criteria", "q=0,0.5,1 joy=1..7", str(path)]) == 0
+    assert "inline scale q=0,0.5,1 joy=1..7 (given)" in capsys.readouterr().out
+    assert main(["--db", str(db_path), "import-ratings", "--study", "two", "--format", "csv",
+                 "--criteria", "q=0..", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: --criteria 'q=0..': a range needs whole numbers")
+    assert err.count("\n") == 1

@@ -23,6 +23,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("manifest", type=Path, metavar="MANIFEST", help="study.yaml or study.json")
     p.set_defaults(func=_import)
 
+    _register_ratings(sub)
+
+    p = sub.add_parser(
+        "import-scores", help="import metric scores computed elsewhere",
+        description="CSV columns: prompt_id, model, metric, value [, sample, question_id, "
+                    "judge]. tiif: TIIF-Bench judge outputs (one JSON object per line), "
+                    "stored per question as metric 'tiif-judge' (1 = correct).")
+    p.add_argument("--study", required=True, help="target study (created if missing)")
+    p.add_argument("--format", choices=["csv", "tiif"], required=True)
+    p.add_argument("--judge", help="judge name for tiif (default: from the file name)")
+    p.add_argument("path", type=Path, metavar="PATH",
+                   help="CSV file; for tiif a JSONL file or a <model>/<dim>/<variant>/ tree")
+    p.set_defaults(func=_import_scores)
+
+
+def _register_ratings(sub: argparse._SubParsersAction) -> None:
+    """``import-ratings``: its parser."""
     p = sub.add_parser(
         "import-ratings", help="import human ratings (ImagenHub TSVs or a tidy CSV)",
         description="Import ratings into a study; a missing study is created as a "
@@ -37,24 +54,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="rubric of a new study (or of a study that has none): a file id "
                         "from rubrics/, e.g. likert-5; DIMENSION=ID gives one dimension "
                         "(ImagenHub task) its own rubric; repeatable")
-    p.add_argument("--criteria", action="extend", nargs="+", default=[],
-                   metavar="KEY=SCALE",
+    p.add_argument("--criteria", action="append", default=[], metavar="KEY=SCALE",
                    help="declare a one-off scale instead of a rubric file: likert=1..5, "
-                        "q=0,0.5,1; one per criterion")
+                        "q=0,0.5,1; repeat it (or separate by spaces) for several criteria")
     p.add_argument("path", type=Path, metavar="PATH", help="CSV file, TSV file or TSV folder")
     p.set_defaults(func=_import_ratings)
-
-    p = sub.add_parser(
-        "import-scores", help="import metric scores computed elsewhere",
-        description="CSV columns: prompt_id, model, metric, value [, sample, question_id, "
-                    "judge]. tiif: TIIF-Bench judge outputs (one JSON object per line), "
-                    "stored per question as metric 'tiif-judge' (1 = correct).")
-    p.add_argument("--study", required=True, help="target study (created if missing)")
-    p.add_argument("--format", choices=["csv", "tiif"], required=True)
-    p.add_argument("--judge", help="judge name for tiif (default: from the file name)")
-    p.add_argument("path", type=Path, metavar="PATH",
-                   help="CSV file; for tiif a JSONL file or a <model>/<dim>/<variant>/ tree")
-    p.set_defaults(func=_import_scores)
 
 
 def _import(args: argparse.Namespace, settings: Settings) -> int:
@@ -74,8 +78,9 @@ def _import_ratings(args: argparse.Namespace, settings: Settings) -> int:
     # A batch job: raters' requests get the CPU first (a long import then takes longer).
     if hasattr(os, "nice"):
         os.nice(IMPORT_NICENESS)
+    criteria = [spec for arg in args.criteria for spec in arg.split()]
     s = labels.import_ratings(db_for(settings), args.study, args.format, args.path,
-                              rubric=args.rubric, criteria=args.criteria)
+                              rubric=args.rubric, criteria=criteria)
     made = " (new ratings-only study)" if s.created_study else ""
     print(f"study {s.study!r}{made}: {s.rows} rows read, {s.added} ratings added, "
           f"{s.changed} changed (new revision), {s.unchanged} unchanged; {s.rubric}")

@@ -16,7 +16,6 @@ from __future__ import annotations
 import csv
 import functools
 import itertools
-import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,16 +23,14 @@ from typing import Any
 
 from concord.errors import Problem, ProblemLog
 from concord.export import unneutralise
+from concord.importers import rating_fields as fields
 from concord.importers.tables import regular_file_problem
 
 REQUIRED = ("prompt_id", "model", "rater", "criterion", "value")
 NAMES = ("prompt_id", "model", "rater", "criterion")
 CHUNK_ROWS = 20_000
 MAX_LINE_CHARS = 1 << 20  # a longer line is read in pieces (and reported as ragged rows)
-MAX_NAME = 1_000
-MAX_SAMPLE = 2**31 - 1
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")
-_BAD_NAME = re.compile("[\x00\r\n\udc80-\udcff]")
 
 # (line, prompt_id, model, sample, rater, criterion, value, seconds, dimension)
 Row = tuple[int, str, str, int, str, str, float, float | None, str | None]
@@ -133,11 +130,11 @@ class _Columns:
             text = "".join(cols[i])
             if not text.isprintable() and _NOT_UTF8.search(text):
                 return None
-        names = [_names(cols[self.at[k]]) for k in NAMES]
-        values = _floats(cols[self.at["value"]])
-        samples = self._optional(cols, "sample", _samples, 0)
-        seconds = self._optional(cols, "seconds", _seconds, None)
-        dimension = self._optional(cols, "dimension", _dimensions, None)
+        names = [fields.names(cols[self.at[k]]) for k in NAMES]
+        values = fields.floats(cols[self.at["value"]])
+        samples = self._optional(cols, "sample", fields.samples, 0)
+        seconds = self._optional(cols, "seconds", fields.seconds, None)
+        dimension = self._optional(cols, "dimension", fields.dimensions, None)
         kinds = set(cols[self.at["kind"]]) if "kind" in self.at else {""}
         if (any(n is None for n in names) or None in (values, samples, seconds, dimension)
                 or not kinds <= {"", "rating"}):
@@ -189,115 +186,17 @@ def _field(cols: _Columns, line: int, name: str, get: dict[str, str], log: Probl
     text = get.get(name, "")
     if name in NAMES or name == "dimension":
         text = unneutralise(text)
-        message = _name_problem(text, required=name != "dimension")
+        message = fields.name_problem(text, required=name != "dimension")
         result: Any = text or None
     elif name == "value":
-        message = _number_problem(text)
+        message = fields.number_problem(text)
         result = float(text) if message is None else None
     elif name == "sample":
-        message = _sample_problem(text)
+        message = fields.sample_problem(text)
         result = int(text) if text and message is None else 0
     else:  # seconds
-        message = _number_problem(text, minimum=0) if text else None
+        message = fields.number_problem(text, minimum=0) if text else None
         result = float(text) if text and message is None else None
     if message is not None:
         log.add(_problem(cols, line, name, message))
     return result
-
-
-def _name_problem(text: str, *, required: bool) -> str | None:
-    if not text:
-        return "empty value" if required else None
-    if _BAD_NAME.search(text):
-        return f"contains a NUL, newline or carriage return: {text[:40]!r}"
-    if len(text) > MAX_NAME:
-        return f"longer than {MAX_NAME} characters"
-    return None
-
-
-def _number_problem(text: str, minimum: float | None = None) -> str | None:
-    if not text:
-        return "empty value"
-    try:
-        value = float(text) if "_" not in text else None
-    except ValueError:
-        value = None
-    if value is None:
-        return f"not a number: {text[:40]!r}"
-    if not math.isfinite(value):
-        return f"not a finite number: {text!r}"
-    if minimum is not None and value < minimum:
-        return f"must be ≥ {minimum:g}, got {text!r}"
-    return None
-
-
-def _sample_problem(text: str) -> str | None:
-    if not text:
-        return None
-    try:
-        value = int(text) if "_" not in text else -1
-    except ValueError:
-        value = -1
-    if not 0 <= value <= MAX_SAMPLE:
-        return f"not a sample index (a whole number from 0 to {MAX_SAMPLE}): {text[:40]!r}"
-    return None
-
-
-def _names(col: tuple[str, ...], *, required: bool = True) -> list[str] | None:
-    """Stripped, un-neutralised names, or None if any is empty or bad (slow path names it)."""
-    joined = "".join(col)
-    # str.isprintable() is one fast scan; NUL, CR, LF, tabs, odd spaces and undecodable
-    # bytes are all unprintable, so only a column that fails it needs the full checks.
-    plain = joined.isprintable()
-    out = list(map(str.strip, col)) if not plain or " " in joined else list(col)
-    if (not plain and _BAD_NAME.search("".join(out))) or (required and "" in out) \
-            or max(map(len, out)) > MAX_NAME:
-        return None
-    if "'" in joined:
-        out = [unneutralise(t) for t in out]
-    return out
-
-
-def _dimensions(col: tuple[str, ...]) -> list[str | None] | None:
-    out = _names(col, required=False)
-    return None if out is None else [t or None for t in out]
-
-
-def _floats(col: tuple[str, ...], minimum: float | None = None) -> list[float] | None:
-    if "_" in "".join(col):
-        return None  # float() reads "1_0" as 10
-    try:
-        values = list(map(float, col))
-    except ValueError:
-        return None
-    # inf or nan anywhere makes the sum non-finite (a finite sum that overflows only sends
-    # the chunk to the row-by-row checks, which find nothing wrong)
-    if not math.isfinite(sum(values)):
-        return None
-    if minimum is not None and values and min(values) < minimum:
-        return None
-    return values
-
-
-def _samples(col: tuple[str, ...]) -> list[int] | None:
-    if "_" in "".join(col):
-        return None
-    try:
-        values = list(map(int, col))  # int() allows surrounding spaces
-    except ValueError:
-        try:  # an empty cell means sample 0
-            values = [int(t) if t.strip() else 0 for t in col]
-        except ValueError:
-            return None
-    if values and not (min(values) >= 0 and max(values) <= MAX_SAMPLE):
-        return None
-    return values
-
-
-def _seconds(col: tuple[str, ...]) -> list[float | None] | None:
-    if not any(map(str.strip, col)):
-        return [None] * len(col)
-    if "" in map(str.strip, col):
-        parsed = [_floats((t,), minimum=0) if t.strip() else [None] for t in col]
-        return None if None in parsed else [p[0] for p in parsed]  # type: ignore[index]
-    return _floats(col, minimum=0)
