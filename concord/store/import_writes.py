@@ -64,7 +64,7 @@ def larger_cache(db: Database) -> Iterator[None]:
 class Pacer:
     """Runs chunks of work in transactions sized to about :data:`CHUNK_SECONDS` each."""
 
-    def __init__(self, db: Database, batch: Batch, rows: int = 500) -> None:
+    def __init__(self, db: Database, batch: Batch, rows: int = 2_000) -> None:
         self.db, self.batch, self.rows = db, batch, rows
         self.pause = PAUSE_SECONDS
 
@@ -81,10 +81,10 @@ class Pacer:
             self.pause = min(MAX_PAUSE_SECONDS, max(2 * spent, 1.5 * self.pause))
         else:
             self.pause = max(PAUSE_SECONDS, self.pause / 2)
-        # Aim the next chunk at the target time: shrink at once, grow by half at most.
+        # Aim the next chunk at the target time: shrink at once, at most double.
         target = CHUNK_SECONDS if self.pause > PAUSE_SECONDS else IDLE_CHUNK_SECONDS
         aim = self.rows * target / max(spent, 1e-4)
-        self.rows = int(min(max(min(aim, self.rows * 1.5), MIN_ROWS), MAX_ROWS))
+        self.rows = int(min(max(min(aim, self.rows * 2), MIN_ROWS), MAX_ROWS))
         time.sleep(self.pause)
         return done
 
