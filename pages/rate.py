@@ -103,7 +103,9 @@ def head(item: rating.Item | None, editing: bool) -> None:
     """Progress, notices and the prompt: they stay in view while the rater works."""
     with st.container(key="concord_head"):
         st.caption(f"Rate images · {study}" + (" · editing an earlier rating" if editing else ""))
-        done = rating.progress(session.db(), study, rater_id)
+        # The progress came with the item (one look at the queue); at the end, ask for it.
+        done = (item.progress if item is not None and item.progress is not None
+                else rating.progress(session.db(), study, rater_id))
         widgets.progress_and_notice(done.done, done.skipped, done.assigned, "rated", rs.NOTICE)
         if item is None:
             return
@@ -147,7 +149,7 @@ def scoring() -> None:
         panel(item, editing)
     with right, st.container(key="concord_image"):
         widgets.show_image(item.image_path)
-    widgets.preload(rating.preload_path(session.db(), study, rater_id, item.image_id))
+    widgets.preload(item.preload)
 
 
 scoring()

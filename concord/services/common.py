@@ -63,47 +63,53 @@ def order_key(seed: int, rater_id: int, item_id: int) -> str:
     return hashlib.sha256(f"{seed}:{rater_id}:{item_id}".encode()).hexdigest()
 
 
-def pick_next(db: Database, study: study_store.Study, rater_id: int, unit: str) -> int | None:
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """What a rater gets next, and what comes with it from the same look at the queue."""
+
+    item_id: int | None
+    following: int | None  # the item most likely served after this one (to preload)
+    progress: Progress
+
+
+def pick_next(db: Database, study: study_store.Study, rater_id: int, unit: str) -> Pick:
     """Open the rater's next item: their own open one while its lease holds (or, after it
     ran out, while its slot is still free), else the least-covered item in their own
-    shuffled order.
+    shuffled order. One look at the queue also gives the item to preload and the progress.
 
     Runs inside the caller's transaction, so concurrent raters see each other's claims.
     """
     cutoff = work.lease_cutoff(study.lease_minutes)
-    for current in work.open_assignments(db, study.id, rater_id, unit):
-        if current.opened_at >= cutoff:
-            return current.item_id
-        if work.slot_free(db, study.id, rater_id, unit, current.item_id, study.k,
-                          cutoff=cutoff):
-            work.claim(db, study.id, rater_id, unit, current.item_id)  # a fresh lease
-            return current.item_id
-        work.release(db, study.id, rater_id, unit, current.item_id)
-    best = _best_candidate(db, study, rater_id, unit, cutoff)
-    if best is not None:
-        work.claim(db, study.id, rater_id, unit, best)
-    return best
-
-
-def _best_candidate(db: Database, study: study_store.Study, rater_id: int, unit: str,
-                    cutoff: str) -> int | None:
-    """Least-covered item first, then the rater's own shuffled order."""
+    opened = work.open_assignments(db, study.id, rater_id, unit)
+    current, kept = _kept_open(db, study, rater_id, unit, opened, cutoff)
     seed = int(study.settings.get("seed", 0))
     best = work.candidates(db, study.id, rater_id, unit, study.k, cutoff=cutoff, seed=seed,
-                           limit=1)
-    return best[0].item_id if best else None
+                           limit=2)
+    available = best[0].total if best else 0
+    if current is None and best:
+        current, best, available = best[0].item_id, best[1:], available - 1
+        work.claim(db, study.id, rater_id, unit, current)
+    others = [i for i in kept if i != current] + [c.item_id for c in best]
+    counts = work.status_counts(db, study.id, rater_id, unit)
+    assigned = counts["done"] + counts["skipped"] + counts["open"] + available
+    return Pick(current, others[0] if others else None,
+                Progress(counts["done"], counts["skipped"], assigned))
 
 
-def peek_next(db: Database, study: study_store.Study, rater_id: int, unit: str,
-              current: int) -> int | None:
-    """The item the rater will most likely get after ``current`` (nothing is claimed).
-
-    Used only to preload the next image; being wrong costs one wasted download.
-    """
-    others = [a.item_id for a in work.open_assignments(db, study.id, rater_id, unit)
-              if a.item_id != current]
-    cutoff = work.lease_cutoff(study.lease_minutes)
-    return others[0] if others else _best_candidate(db, study, rater_id, unit, cutoff)
+def _kept_open(db: Database, study: study_store.Study, rater_id: int, unit: str,
+               opened: list[work.Assignment], cutoff: str) -> tuple[int | None, list[int]]:
+    """The open item the rater goes on with (a lease that ran out is renewed while its
+    slot is free, else released), and the open items still theirs."""
+    kept = [a.item_id for a in opened]
+    for a in opened:
+        if a.opened_at >= cutoff:
+            return a.item_id, kept
+        if work.slot_free(db, study.id, rater_id, unit, a.item_id, study.k, cutoff=cutoff):
+            work.claim(db, study.id, rater_id, unit, a.item_id)  # a fresh lease
+            return a.item_id, kept
+        work.release(db, study.id, rater_id, unit, a.item_id)
+        kept.remove(a.item_id)
+    return None, kept
 
 
 def progress(db: Database, study: study_store.Study, rater_id: int, unit: str) -> Progress:

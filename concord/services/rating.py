@@ -36,6 +36,8 @@ class Item:
     current: dict[str, float] = field(default_factory=dict)
     submission: str = ""
     flags: tuple[str, ...] = ()
+    progress: common.Progress | None = None
+    preload: Path | None = None  # the image most likely shown next (sent ahead, off screen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +56,8 @@ def study_rubric(db: Database, study_name: str, rater_id: int) -> Rubric:
     return common.rubric(study.rubric)
 
 
-def _item(db: Database, study, image_id: int, rater_id: int) -> Item:
+def _item(db: Database, study, image_id: int, rater_id: int,
+          pick: common.Pick | None = None) -> Item:
     """The rater's view of an image; ``current`` holds their latest choices, also those an
     undo took back (so the rater sees what they had chosen)."""
     row = items.image(db, image_id)
@@ -68,15 +71,24 @@ def _item(db: Database, study, image_id: int, rater_id: int) -> Item:
         current=rating_store.last_values(db, image_id, rater_id),
         submission=common.new_submission(),
         flags=tuple(work.notes(db, study.id, rater_id, UNIT, image_id, "flag")),
+        progress=pick.progress if pick else common.progress(db, study, rater_id, UNIT),
+        preload=_file_of(db, study, pick.following) if pick else None,
     )
+
+
+def _file_of(db: Database, study, image_id: int | None) -> Path | None:
+    if image_id is None:
+        return None
+    row = items.image(db, image_id)
+    return Path(study.root or ".") / row.path if row.path else None
 
 
 def next_item(db: Database, study_name: str, rater_id: int) -> Item | None:
     """The rater's open item, or the next one to do; None when they are done."""
     study = common.member_study(db, study_name, rater_id)
     with transaction(db):
-        image_id = common.pick_next(db, study, rater_id, UNIT)
-    return None if image_id is None else _item(db, study, image_id, rater_id)
+        pick = common.pick_next(db, study, rater_id, UNIT)
+    return None if pick.item_id is None else _item(db, study, pick.item_id, rater_id, pick)
 
 
 def open_item(db: Database, study_name: str, rater_id: int, image_id: int) -> Item:
@@ -167,16 +179,6 @@ def undo_last(db: Database, study_name: str, rater_id: int) -> int | None:
         # The item showing now stays open; the re-opened one is newer, so it comes first.
         work.claim(db, study.id, rater_id, UNIT, image_id)
     return image_id
-
-
-def preload_path(db: Database, study_name: str, rater_id: int, current: int) -> Path | None:
-    """The file of the image most likely shown after ``current`` (for the browser to preload)."""
-    study = common.member_study(db, study_name, rater_id)
-    nxt = common.peek_next(db, study, rater_id, UNIT, current)
-    if nxt is None:
-        return None
-    row = items.image(db, nxt)
-    return Path(study.root or ".") / row.path if row.path else None
 
 
 def progress(db: Database, study_name: str, rater_id: int) -> common.Progress:

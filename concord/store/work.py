@@ -33,6 +33,7 @@ class Candidate:
     item_id: int
     coverage: int
     gold: bool
+    total: int = 0  # how many candidates there were in all (this one included)
 
 
 def open_assignments(db: Database, study_id: int, rater_id: int,
@@ -54,24 +55,30 @@ def get_assignment(db: Database, study_id: int, rater_id: int, unit: str,
     return Assignment(*row) if row else None
 
 
-# Each rater sees items in the order of a keyed hash of (study seed, rater, item): an
-# independent shuffle per rater. (A linear congruential permutation, used before, kept
-# runs of one model's images together because item ids are consecutive per model.) The
-# hash runs inside SQLite as a function registered on the connection, so the next item is
-# found with ORDER BY ... LIMIT.
-_ORDER_FUNCTION = "concord_order"
+# Each rater sees items in their own pseudo-random order: a keyed cubic polynomial of the
+# item id modulo the prime P, with coefficients and shift drawn (BLAKE2b) from the study
+# seed and the rater. A linear congruential permutation, used before, kept runs of one
+# model's images together (item ids are consecutive per model); a cubic does not (tests:
+# consecutive items from one model as often as chance, for every rater). It is computed
+# inside SQLite (every product stays below 2**62, SQLite integers are 64-bit), so the next
+# item is found with ORDER BY ... LIMIT at C speed; equal values (rare) go by item id.
+_P = 2_147_483_647
+_ORDER_SQL = ("((((:oa * ((it.item_id + :ok) % :op) + :ob) % :op) * ((it.item_id + :ok) % :op)"
+              " + :oc) % :op) * ((it.item_id + :ok) % :op) % :op, it.item_id")
 
 
-def order_value(seed: int, rater_id: int, item_id: int) -> int:
-    """The rater's pseudo-random position of an item (smaller comes first), 63 bits."""
-    key = f"{seed}:{rater_id}".encode()
-    digest = hashlib.blake2b(str(item_id).encode(), key=key[:64], digest_size=8).digest()
-    return int.from_bytes(digest, "big") >> 1
+def order_params(seed: int, rater_id: int) -> dict[str, int]:
+    """The rater's coefficients (``oa, ob, oc``), shift (``ok``) and prime (``op``)."""
+    digest = hashlib.blake2b(f"{seed}:{rater_id}".encode(), digest_size=16).digest()
+    a, b, c, k = (1 + int.from_bytes(digest[i:i + 4], "big") % (_P - 1) for i in (0, 4, 8, 12))
+    return {"oa": a, "ob": b, "oc": c, "ok": k, "op": _P}
 
 
-def _register_order(db: Database) -> None:
-    # Idempotent and cheap (a pointer swap in sqlite3); done per query so any connection works.
-    db.conn.create_function(_ORDER_FUNCTION, 3, order_value, deterministic=True)
+def order_value(seed: int, rater_id: int, item_id: int) -> tuple[int, int]:
+    """The rater's sort key of an item (smaller comes first); the same as the SQL."""
+    o = order_params(seed, rater_id)
+    x = (item_id + o["ok"]) % _P
+    return (((o["oa"] * x + o["ob"]) % _P * x + o["oc"]) % _P * x % _P, item_id)
 
 
 def lease_cutoff(minutes: float) -> str:
@@ -119,13 +126,12 @@ def candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int, *,
     (a live lease), so two raters asking at the same moment do not both take the last
     slot, and an abandoned item frees its slot when the lease runs out.
     """
-    _register_order(db)
-    sql = _candidate_sql(unit, "it.item_id, COALESCE(cov.n, 0) AS coverage, it.gold",
-                         f" ORDER BY coverage, {_ORDER_FUNCTION}(:seed, :rater, it.item_id)"
-                         " LIMIT :limit")
-    params = {"study": study_id, "unit": unit, "rater": rater_id, "k": k, "seed": seed,
-              "cutoff": cutoff, "limit": limit}
-    return [Candidate(r[0], r[1], bool(r[2])) for r in db.execute(sql, params).fetchall()]
+    sql = _candidate_sql(unit, "it.item_id, COALESCE(cov.n, 0) AS coverage, it.gold,"
+                               " COUNT(*) OVER () AS total",
+                         f" ORDER BY coverage, {_ORDER_SQL} LIMIT :limit")
+    params = {"study": study_id, "unit": unit, "rater": rater_id, "k": k, "cutoff": cutoff,
+              "limit": limit, **order_params(seed, rater_id)}
+    return [Candidate(r[0], r[1], bool(r[2]), r[3]) for r in db.execute(sql, params).fetchall()]
 
 
 def count_candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int, *,
