@@ -1,4 +1,4 @@
-"""Pieces shared by the rating and ranking services."""
+"""Pieces shared by the rating, ranking and pairwise services."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def pick_next(db: Database, study: study_store.Study, rater_id: int, unit: str) 
     for current in work.open_assignments(db, study.id, rater_id, unit):
         if current.opened_at >= cutoff:
             return current.item_id
-        if work.slot_free(db, study.id, rater_id, unit, current.item_id, study.k,
+        if work.slot_free(db, study.id, rater_id, unit, current.item_id, study.k_for(unit),
                           cutoff=cutoff):
             work.claim(db, study.id, rater_id, unit, current.item_id)  # a fresh lease
             return current.item_id
@@ -89,8 +89,8 @@ def _best_candidate(db: Database, study: study_store.Study, rater_id: int, unit:
                     cutoff: str) -> int | None:
     """Least-covered item first, then the rater's own shuffled order."""
     seed = int(study.settings.get("seed", 0))
-    best = work.candidates(db, study.id, rater_id, unit, study.k, cutoff=cutoff, seed=seed,
-                           limit=1)
+    best = work.candidates(db, study.id, rater_id, unit, study.k_for(unit), cutoff=cutoff,
+                           seed=seed, limit=1)
     return best[0].item_id if best else None
 
 
@@ -109,7 +109,7 @@ def peek_next(db: Database, study: study_store.Study, rater_id: int, unit: str,
 def progress(db: Database, study: study_store.Study, rater_id: int, unit: str) -> Progress:
     """Done, skipped and assigned (done + skipped + open + still available) counts."""
     counts = work.status_counts(db, study.id, rater_id, unit)
-    available = work.count_candidates(db, study.id, rater_id, unit, study.k,
+    available = work.count_candidates(db, study.id, rater_id, unit, study.k_for(unit),
                                       cutoff=work.lease_cutoff(study.lease_minutes))
     assigned = counts["done"] + counts["skipped"] + counts["open"] + available
     return Progress(counts["done"], counts["skipped"], assigned)
