@@ -176,3 +176,17 @@ def test_refusals(tmp_path, db):
         pairs.next_pair(db, "other", a)
     assert not study_store.get_study(db, "other").has_pairs
     assert _judgments(db) == []
+
+
+def test_the_researcher_sees_pair_progress_and_skips(tmp_path, db):
+    (a,) = _study(tmp_path, db, prompts=1, raters=1)
+    item = pairs.next_pair(db, "pw", a)
+    pairs.submit(db, "pw", a, item, "left")
+    skipped = pairs.next_pair(db, "pw", a)
+    pairs.skip(db, "pw", a, skipped.pair_id, "cannot tell")
+    (row,) = studies.rater_progress(db, "pw")
+    assert (row["unit"], row["done"], row["skipped"]) == ("pairs", 1, 1)
+    (mark,) = studies.flags_and_skips(db, "pw")
+    assert (mark["unit"], mark["prompt_id"], mark["note"]) == ("pair", "p0", "cannot tell")
+    assert mark["model"] is None and mark["image_path"] is None
+    assert studies.overview(db)[0]["pair_judgments"] == 1
