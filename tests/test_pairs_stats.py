@@ -143,6 +143,8 @@ def test_rankings_and_pairs_of_one_study_are_on_one_scale(tmp_path, capsys):
     got = _rows(doc, "bradley_terry", source="rankings", tie_model="davidson")
     assert [r["model"] for r in got] == expect["model"].tolist() == list(STRENGTH)
     assert [r["score"] for r in got] == pytest.approx(expect["score"].tolist(), abs=1e-9)
+    half = _rows(doc, "bradley_terry", source="rankings", tie_model="half")
+    assert [r["score"] for r in half] == [r["score"] for r in got]  # no tie: plain BT
     assert got[0]["n_judgments"] == 8 * 3 * 6  # 8 prompts × 3 raters × C(4, 2)
     from_pairs = _rows(doc, "bradley_terry", source="pairs", tie_model="davidson")
     both = [r["score"] for r in from_pairs] + [r["score"] for r in got]

@@ -114,13 +114,26 @@ def pair_sections(pairs: pd.DataFrame | None, rankings: pd.DataFrame | None,
             if derived is not None and not derived.empty:
                 sources.append(("rankings", criterion, derived))
     for source, criterion, frame in sources:
-        for tie_model in TIE_MODELS:
-            col.add("bradley_terry", lambda f=frame, t=tie_model: bradley_terry(
-                f, tie_model=t, n_boot=n_boot, ci=ci, seed=seed),
-                source=source, criterion=criterion)
+        _bradley_terry(col, frame, source, criterion, n_boot=n_boot, seed=seed, ci=ci)
         _metric_accuracy(col, frame, scores, source, criterion, n_boot=n_boot, seed=seed,
                          ci=ci, higher_is_better=higher_is_better)
     return col.frames()
+
+
+def _bradley_terry(col: _Collector, pairs: pd.DataFrame, source: str, criterion: str, *,
+                   n_boot: int, seed: int, ci: float) -> None:
+    """Both tie models. Without a tie (rankings without ties, usually) Davidson's ν̂ is 0 in
+    the fit and in every resample, so both are plain Bradley–Terry: fitted once."""
+    tags = {"source": source, "criterion": criterion}
+    if pairs["outcome"].astype(str).isin(["tie", "both_bad"]).any():
+        for tie_model in TIE_MODELS:
+            col.add("bradley_terry", lambda t=tie_model: bradley_terry(
+                pairs, tie_model=t, n_boot=n_boot, ci=ci, seed=seed), **tags)
+        return
+    plain = col.run("bradley_terry", lambda: bradley_terry(
+        pairs, tie_model="half", n_boot=n_boot, ci=ci, seed=seed), **tags)
+    for tie_model in TIE_MODELS if plain is not None else ():
+        col.add("bradley_terry", lambda t=tie_model: plain.assign(tie_model=t), **tags)
 
 
 def _human_only(col: _Collector, pairs: pd.DataFrame, criterion: str, *, n_boot: int,
