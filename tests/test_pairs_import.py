@@ -200,3 +200,11 @@ def test_migration_keeps_studies_and_assignments_and_their_references(tmp_path):
     db.execute("DELETE FROM studies")  # the references still cascade
     assert db.execute("SELECT COUNT(*) FROM models").fetchone()[0] == 0
     assert db.execute("SELECT COUNT(*) FROM assignments").fetchone()[0] == 0
+
+
+def test_the_import_command_counts_the_pairs(tmp_path, capsys):
+    from concord.cli import main
+
+    manifest = make_folder_study(tmp_path / "pp", prompts=2, models=MODELS, protocol="pair")
+    assert main(["--db", str(tmp_path / "c.db"), "import", str(manifest)]) == 0
+    assert ", 12 pairs" in capsys.readouterr().out
