@@ -106,3 +106,28 @@ def test_edit_from_my_ratings_adds_a_revision(pair_env):
     # AppTest reruns the page it last switched to (My ratings); a browser stays here.
     at.switch_page(PAGE).run()
     assert "Judgment updated: left image better." in at.success[0].value
+
+
+def test_a_revoked_rater_in_an_open_session_stores_nothing(pair_env):
+    from concord.store import raters
+
+    at = rater_app(pair_env["tokens"]["ann"], PAGE)
+    raters.revoke(pair_env["db"], "ann")
+    at.button(key="pair_pick_left").click().run()
+    assert not at.exception
+    assert any("revoked" in e.value for e in at.error)
+    assert judgments(pair_env["db"]) == []
+
+
+def test_a_study_without_pairs_says_so(pair_env, tmp_path):
+    from concord.store import raters
+    from concord.store import studies as study_store
+
+    studies.import_manifest(pair_env["db"], make_folder_study(tmp_path / "sc", prompts=1))
+    ann = raters.get_rater(pair_env["db"], "ann")
+    raters.add_to_study(pair_env["db"], ann.id, study_store.get_study(pair_env["db"], "sc").id)
+    at = rater_app(pair_env["tokens"]["ann"], PAGE)
+    at.session_state["study_pick"] = "sc"
+    at.run()
+    assert not at.exception
+    assert any("has no pairs to compare" in i.value for i in at.info)
