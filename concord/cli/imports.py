@@ -55,7 +55,8 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
     verb = "created" if s.created else "updated"
     print(f"study {s.study!r} {verb}: {s.models_added} models, {s.prompts_added} prompts, "
           f"{s.questions_added} questions, {s.images_added} images added"
-          f" ({s.images_unchanged} unchanged), {s.gold_added} gold")
+          f" ({s.images_unchanged} unchanged), {s.gold_added} gold"
+          + (f", {s.pairs_added} pairs" if s.pairs_added else ""))
     return 0
 
 

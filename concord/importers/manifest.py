@@ -8,6 +8,7 @@ from typing import Any
 
 from concord.errors import InputError, Problem
 from concord.importers.images import DEFAULT_MAX_PIXELS
+from concord.importers.pair_manifest import PairSettings, parse_pairs
 from concord.importers.safe_load import (
     INT64_MAX,
     INT64_MIN,
@@ -28,7 +29,7 @@ LAYOUTS = ("folder", "imagenhub", "paircomp", "geneval2", "tiif", "paraphrase")
 KNOWN_KEYS = {
     "name", "description", "protocol", "rubric", "layout", "root", "prompts", "questions",
     "models", "raters_per_item", "ranking", "gold", "max_pixels", "tasks", "variants",
-    "benchmark", "seed", "lease_minutes", "quality",
+    "benchmark", "seed", "lease_minutes", "quality", "pairs",
 }
 MAX_LEASE_MINUTES = 7 * 24 * 60
 RANKING_KEYS = {"prompts_per_dimension", "prompts", "seed", "ties", "sample", "criteria"}
@@ -70,10 +71,11 @@ class Manifest:
     benchmark: str | None = None
     lease_minutes: float = DEFAULT_LEASE_MINUTES
     quality: dict[str, Any] = field(default_factory=dict)
+    pairs: PairSettings = field(default_factory=PairSettings)
 
     def settings(self) -> dict[str, Any]:
         """Study settings stored in the database."""
-        r = self.ranking
+        r, pairs = self.ranking, self.pairs.settings(self.raters_per_item)
         return {
             "raters_per_item": self.raters_per_item,
             "layout": self.layout,
@@ -82,6 +84,7 @@ class Manifest:
             "benchmark": self.benchmark,
             "lease_minutes": self.lease_minutes,
             **({"quality": self.quality} if self.quality else {}),
+            **({"pairs": pairs} if pairs else {}),
             "ranking": {"ties": r.ties, "sample": r.sample, "seed": r.seed,
                         "prompts_per_dimension": r.prompts_per_dimension},
         }
@@ -139,13 +142,15 @@ def _build(path: Path, d: dict[str, Any], problems: list[Problem]) -> Manifest |
     _fill_files(m, d, base, bad)
     _fill_numbers(m, d, bad)
     m.ranking = _ranking(d.get("ranking"), bad)
+    m.pairs = parse_pairs(d.get("pairs"), protocol, bad)
     return m
 
 
 def _rubric(d: dict[str, Any], protocol: Any, bad: Any) -> str | None:
     rubric = d.get("rubric")
     if rubric is None:
-        return "tiif-ranking" if protocol == "rank" else "imagenhub-text-to-image"
+        # A pair is judged on the ranking study's criteria (prompt following, quality).
+        return "tiif-ranking" if protocol in ("rank", "pair") else "imagenhub-text-to-image"
     if not isinstance(rubric, str) or not rubric:
         bad("rubric", f"expected a rubric id, got {rubric!r}")
         return None

@@ -1,4 +1,4 @@
-"""Pieces shared by the rating and ranking services."""
+"""Pieces shared by the rating, ranking and pairwise services."""
 
 from __future__ import annotations
 
@@ -83,8 +83,8 @@ def pick_next(db: Database, study: study_store.Study, rater_id: int, unit: str) 
     opened = work.open_assignments(db, study.id, rater_id, unit)
     current, kept = _kept_open(db, study, rater_id, unit, opened, cutoff)
     seed = int(study.settings.get("seed", 0))
-    best = work.candidates(db, study.id, rater_id, unit, study.k, cutoff=cutoff, seed=seed,
-                           limit=2)
+    best = work.candidates(db, study.id, rater_id, unit, study.k_for(unit), cutoff=cutoff,
+                           seed=seed, limit=2)
     available = best[0].total if best else 0
     if current is None and best:
         current, best, available = best[0].item_id, best[1:], available - 1
@@ -104,7 +104,8 @@ def _kept_open(db: Database, study: study_store.Study, rater_id: int, unit: str,
     for a in opened:
         if a.opened_at >= cutoff:
             return a.item_id, kept
-        if work.slot_free(db, study.id, rater_id, unit, a.item_id, study.k, cutoff=cutoff):
+        if work.slot_free(db, study.id, rater_id, unit, a.item_id, study.k_for(unit),
+                          cutoff=cutoff):
             work.claim(db, study.id, rater_id, unit, a.item_id)  # a fresh lease
             return a.item_id, kept
         work.release(db, study.id, rater_id, unit, a.item_id)
@@ -115,7 +116,7 @@ def _kept_open(db: Database, study: study_store.Study, rater_id: int, unit: str,
 def progress(db: Database, study: study_store.Study, rater_id: int, unit: str) -> Progress:
     """Done, skipped and assigned (done + skipped + open + still available) counts."""
     counts = work.status_counts(db, study.id, rater_id, unit)
-    available = work.count_candidates(db, study.id, rater_id, unit, study.k,
+    available = work.count_candidates(db, study.id, rater_id, unit, study.k_for(unit),
                                       cutoff=work.lease_cutoff(study.lease_minutes))
     assigned = counts["done"] + counts["skipped"] + counts["open"] + available
     return Progress(counts["done"], counts["skipped"], assigned)

@@ -59,12 +59,22 @@ def rankings(db: Database, study_name: str, *, include_excluded: bool = False) -
                             _excluded(db, study_id, include_excluded))
 
 
+def pair_judgments(db: Database, study_name: str, *,
+                   include_excluded: bool = False) -> pd.DataFrame:
+    """Current pair judgments of a study (Pairs frame; without excluded raters by default)."""
+    study_id = study_store.get_study(db, study_name).id
+    return without_excluded(frames.pairs_frame(db, study_id),
+                            _excluded(db, study_id, include_excluded))
+
+
 def export_bytes(db: Database, study_name: str, fmt: str, *,
                  include_excluded: bool = False) -> bytes:
     """The study's labels in ``csv``, ``jsonl`` or ``parquet`` (excluded raters left out
     unless ``include_excluded``)."""
     frame = export.labels_frame(ratings(db, study_name, include_excluded=include_excluded),
-                                rankings(db, study_name, include_excluded=include_excluded))
+                                rankings(db, study_name, include_excluded=include_excluded),
+                                pair_judgments(db, study_name,
+                                               include_excluded=include_excluded))
     writers = {"csv": export.to_csv_bytes, "jsonl": export.to_jsonl_bytes,
                "parquet": export.to_parquet_bytes}
     if fmt not in writers:

@@ -412,3 +412,14 @@ def m103_geneval2_tifa_name(db: Database) -> None:
     their name: they may come from the TIFA benchmark's own protocol."""
     _run_script(db, _TIFA_RENAME)
 
+
+
+# Migrations of the pairwise A/B branch are numbered from 601.
+@migrations(transactional=False)
+def m601_pairs(db: Database) -> None:
+    """The pairwise A/B protocol: protocol ``pair`` and unit ``pair`` (both tables rebuilt
+    with foreign keys off), scheduled ``pairs`` (gold: ``better``) and append-only
+    ``pair_judgments`` with the left/right placement shown (concord.store.schema_pairs)."""
+    from concord.store.schema_pairs import apply_pairs
+
+    apply_pairs(db, _run_script)

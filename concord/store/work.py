@@ -1,6 +1,7 @@
 """Assignments (what a rater is working on), skips and flags.
 
-A unit is an ``image`` (scoring) or a ``prompt`` (ranking). An assignment is opened
+A unit is an ``image`` (scoring), a ``prompt`` (ranking) or a ``pair`` (pairwise A/B,
+item = a row of ``pairs``). An assignment is opened
 when an item is served and closed as ``done`` or ``skipped``; its ``opened_at`` is the
 server-side start of the time on item.
 """
@@ -98,8 +99,11 @@ def _candidate_sql(unit: str, select: str, tail: str) -> str:
                  " FROM prompts p WHERE p.study_id = :study"
                  " AND p.rank_set = 1 AND (SELECT COUNT(*) FROM images i WHERE"
                  " i.prompt_id = p.id AND i.path IS NOT NULL) >= 2")
+    elif unit == "pair":
+        items = ("SELECT pr.id AS item_id, pr.better IS NOT NULL AS gold FROM pairs pr"
+                 " WHERE pr.study_id = :study")
     else:
-        raise ValueError(f"unknown unit {unit!r} (image or prompt)")
+        raise ValueError(f"unknown unit {unit!r} (image, prompt or pair)")
     return (
         f"WITH cov AS ({_COVERAGE_SQL} GROUP BY item_id)"
         f" SELECT {select} FROM ({items}) it LEFT JOIN cov ON cov.item_id = it.item_id"
@@ -156,9 +160,11 @@ def slot_free(db: Database, study_id: int, rater_id: int, unit: str, item_id: in
 
 
 def is_gold(db: Database, unit: str, item_id: int) -> bool:
-    """Whether an image (or a ranking set) is an attention check given to every rater."""
+    """Whether an image (a ranking set, a pair) is an attention check given to every rater."""
     if unit == "image":
         sql = "SELECT 1 FROM gold WHERE image_id = ? AND unit = 'image' LIMIT 1"
+    elif unit == "pair":
+        sql = "SELECT 1 FROM pairs WHERE id = ? AND better IS NOT NULL"
     else:
         sql = ("SELECT 1 FROM gold g JOIN images i ON i.id = g.image_id WHERE i.prompt_id = ?"
                " AND g.unit = 'prompt' LIMIT 1")
@@ -230,15 +236,16 @@ def skipped_items(db: Database, study_id: int, rater_id: int, unit: str) -> list
 def marks(db: Database, study_id: int) -> list[dict]:
     """All skips and flags of a study, newest first, with the rater and what was marked:
     ``unit, item_id, kind, note, created_at, rater, prompt_id, prompt, model`` (None for a
-    ranking set), ``path`` (of the image; None for a ranking set)."""
+    ranking set or a pair), ``path`` (of the image; None for a ranking set or a pair)."""
     return list(db.query(
         "SELECT m.unit, m.item_id, m.kind, m.note, m.created_at, r.name AS rater,"
         " p.key AS prompt_id, p.text AS prompt, md.name AS model, i.path FROM marks m"
         " JOIN raters r ON r.id = m.rater_id"
         " LEFT JOIN images i ON m.unit = 'image' AND i.id = m.item_id"
         " LEFT JOIN models md ON md.id = i.model_id"
-        " LEFT JOIN prompts p ON p.id = CASE WHEN m.unit = 'image' THEN i.prompt_id"
-        " ELSE m.item_id END"
+        " LEFT JOIN pairs pr ON m.unit = 'pair' AND pr.id = m.item_id"
+        " LEFT JOIN prompts p ON p.id = CASE m.unit WHEN 'image' THEN i.prompt_id"
+        " WHEN 'pair' THEN pr.prompt_id ELSE m.item_id END"
         " WHERE m.study_id = ? ORDER BY m.id DESC", [study_id]))
 
 
