@@ -28,6 +28,10 @@ from concord.services import studies  # noqa: E402
 from concord.store.db import open_db  # noqa: E402
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, _free_port, _wait_healthy  # noqa: E402
 
+# A rater looks at the image before choosing; the app is idle meanwhile (as in the anchors
+# of ../shared/research/perf-anchors.md).
+THINK_MS = 800
+
 # In-page timer: click the submit button, resolve when a new image is decoded and shown.
 MEASURE_JS = """
 async ([submitCss, imgCss, detail]) => {
@@ -55,6 +59,8 @@ async ([submitCss, imgCss, detail]) => {
 }
 """
 
+# The plain floor: a Streamlit app as anyone would write it (st.form + st.radio +
+# st.image with output_format="PNG" + one SQLite insert), one rerun per submit.
 BASELINE_APP = textwrap.dedent('''
     import sqlite3, sys
     from pathlib import Path
@@ -62,16 +68,20 @@ BASELINE_APP = textwrap.dedent('''
     files = sorted(Path(sys.argv[1]).glob("*.png"))
     db = sqlite3.connect(sys.argv[2])
     db.execute("CREATE TABLE IF NOT EXISTS r (i INTEGER, sc REAL, pr REAL)")
+
+    def save():
+        i = st.session_state.setdefault("i", 0)
+        db.execute("INSERT INTO r VALUES (?, ?, ?)", (i, st.session_state.sc, st.session_state.pr))
+        db.commit()
+        st.session_state.i = i + 1
+
     i = st.session_state.setdefault("i", 0)
     st.write(f"prompt {i}")
     st.image(files[i % len(files)].read_bytes(), output_format="PNG")
-    with st.form("f", clear_on_submit=True):
-        sc = st.radio("SC", [0, 0.5, 1, 2], index=2, horizontal=True)
-        pr = st.radio("PR", [0, 0.5, 1, 2], index=2, horizontal=True)
-        if st.form_submit_button("Submit"):
-            db.execute("INSERT INTO r VALUES (?, ?, ?)", (i, sc, pr)); db.commit()
-            st.session_state.i = i + 1
-            st.rerun()
+    with st.form("f"):
+        st.radio("SC", [0, 0.5, 1, 2], index=2, horizontal=True, key="sc")
+        st.radio("PR", [0, 0.5, 1, 2], index=2, horizontal=True, key="pr")
+        st.form_submit_button("Submit", on_click=save)
 ''')
 
 
@@ -121,6 +131,7 @@ def run_concord(tmp: Path, images: Path, submits: int, browser) -> list[float]:
         page.locator("html[data-concord-keys='ready']").wait_for(state="attached")
         times = []
         for n in range(submits):
+            page.wait_for_timeout(THINK_MS)
             page.keyboard.press("3")
             page.keyboard.press("w")
             page.wait_for_function(
@@ -144,9 +155,11 @@ def run_baseline(tmp: Path, images: Path, submits: int, browser) -> list[float]:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(url)
         page.locator('[data-testid="stImage"] img').first.wait_for(timeout=60_000)
-        times = [page.evaluate(MEASURE_JS, ['[data-testid="stFormSubmitButton"] button',
-                                            '[data-testid="stImage"] img', False])
-                 for _ in range(submits)]
+        times = []
+        for _ in range(submits):
+            page.wait_for_timeout(THINK_MS)
+            times.append(page.evaluate(MEASURE_JS, ['[data-testid="stFormSubmitButton"] button',
+                                                    '[data-testid="stImage"] img', False]))
         page.close()
         return times
     finally:

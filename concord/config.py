@@ -20,14 +20,21 @@ class Settings:
     base_url: str = "http://localhost:8501"
     admin_secret: str | None = None
 
+    @property
+    def media_cache(self) -> Path:
+        """Folder of the metadata-free copies of images served to raters (beside the DB)."""
+        return self.db_path.with_name(self.db_path.name + ".media")
+
     @classmethod
     def from_env(cls, db: str | Path | None = None) -> Settings:
-        """Settings from ``CONCORD_DB``, ``CONCORD_BASE_URL``, ``CONCORD_ADMIN_SECRET``.
+        """Settings from ``CONCORD_DB``, ``CONCORD_BASE_URL`` (default
+        ``http://localhost:$CONCORD_PORT``, port 8501), ``CONCORD_ADMIN_SECRET``.
 
         Args:
             db: an explicit database path (``--db``) wins over the environment.
         """
         path = Path(db or os.environ.get("CONCORD_DB") or DEFAULT_DB)
-        base = os.environ.get("CONCORD_BASE_URL", "http://localhost:8501").rstrip("/")
+        port = os.environ.get("CONCORD_PORT") or "8501"
+        base = (os.environ.get("CONCORD_BASE_URL") or f"http://localhost:{port}").rstrip("/")
         secret = os.environ.get("CONCORD_ADMIN_SECRET") or None
         return cls(db_path=path, base_url=base, admin_secret=secret)

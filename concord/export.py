@@ -1,8 +1,9 @@
 """Exports of human labels: tidy CSV / JSONL / Parquet, and ImagenHub's TSV layout.
 
-One row per current rating and one per ranked image, with a ``kind`` column
-(``rating`` or ``ranking``) and the union of their columns, so a single file holds a
-whole study. CSV cells that a spreadsheet would run as a formula are neutralised.
+One row per current rating, one per ranked image and one per pairwise judgment, with a
+``kind`` column (``rating``, ``ranking`` or ``pair``) and the union of their columns, so a
+single file holds a whole study. CSV cells that a spreadsheet would run as a formula are
+neutralised.
 """
 
 from __future__ import annotations
@@ -17,20 +18,27 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from concord import atomic
+from concord.errors import ConcordError
+
 COLUMNS = [
     "study", "kind", "prompt_id", "prompt", "model", "sample", "rater", "criterion", "value",
-    "rank", "position", "seconds", "time",
+    "rank", "position", "seconds", "time", "left_model", "right_model", "outcome",
 ]
 FORMATS = ("csv", "jsonl", "parquet", "imagenhub")
 # Characters that make Excel/LibreOffice/Sheets treat a cell as a formula (OWASP).
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def labels_frame(ratings: pd.DataFrame, rankings: pd.DataFrame) -> pd.DataFrame:
-    """Ratings and ranked images as one tidy frame with :data:`COLUMNS`."""
+def labels_frame(ratings: pd.DataFrame, rankings: pd.DataFrame,
+                 pairs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Ratings, ranked images and pair judgments (``left_model``, ``right_model`` as shown,
+    ``outcome``) as one tidy frame with :data:`COLUMNS`."""
     r = ratings.rename(columns={"created_at": "time"}).assign(kind="rating")
     k = rankings.rename(columns={"created_at": "time"}).assign(kind="ranking")
-    parts = [p for p in (r, k) if not p.empty]
+    j = (pairs if pairs is not None else pd.DataFrame()).rename(
+        columns={"created_at": "time"}).assign(kind="pair")
+    parts = [p for p in (r, k, j) if not p.empty]
     if not parts:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
     out = pd.concat(parts, ignore_index=True)
@@ -144,14 +152,34 @@ def _file_part(text: str) -> str:
 
 
 def write_imagenhub(ratings: pd.DataFrame, directory: Path) -> list[Path]:
-    """Write :func:`imagenhub_tables` under ``directory``; returns the files written."""
-    written = []
-    for rel, text in imagenhub_tables(ratings).items():
-        path = directory / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    return written
+    """Write :func:`imagenhub_tables` as the folder ``directory``; returns the files.
+
+    The folder is built beside ``directory`` and swapped in whole (:mod:`concord.atomic`),
+    so it holds exactly this export and a killed export leaves the previous one intact.
+    A folder that holds anything but an ImagenHub export (``<Task>/*.tsv``) is refused
+    rather than replaced.
+    """
+    directory = Path(directory)
+    stranger = _not_an_export(directory)
+    if stranger is not None:
+        raise ConcordError(f"{directory} holds {stranger}, which is not part of an ImagenHub "
+                           "export; choose a new or empty folder (the export replaces the "
+                           "whole folder)")
+    files = {rel: text.encode("utf-8") for rel, text in imagenhub_tables(ratings).items()}
+    return atomic.replace_dir(directory, files)
+
+
+def _not_an_export(directory: Path) -> Path | None:
+    """The first entry of ``directory`` that an ImagenHub export would not have."""
+    if not directory.is_dir():
+        return None
+    for task in sorted(directory.iterdir()):
+        if task.is_symlink() or not task.is_dir():
+            return task
+        for entry in sorted(task.iterdir()):
+            if entry.is_symlink() or not entry.is_file() or entry.suffix != ".tsv":
+                return entry
+    return None
 
 
 def imagenhub_zip_bytes(ratings: pd.DataFrame) -> bytes:

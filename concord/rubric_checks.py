@@ -85,14 +85,23 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 
 def parse(path: Path) -> dict[str, Any]:
+    """The YAML of a rubric file: a regular file of at most 1 MiB, bounded YAML (depth,
+    aliases), no key twice in one mapping, a mapping at the root."""
+    from concord.importers.safe_load import MAX_DOCUMENT_BYTES, LoadError, load_yaml
+    from concord.importers.tables import TableError, read_text, regular_file_problem
+
+    missing = regular_file_problem(path)
+    if missing is not None and missing.message == "file not found":
+        raise FileNotFoundError(f"rubric file not found: {path.resolve()}")
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FileNotFoundError(f"rubric file not found: {path.resolve()}") from None
-    try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as e:
-        raise RubricError([RubricProblem(path, "", f"invalid YAML: {_one_line(e)}")]) from e
+        data = load_yaml(read_text(path, MAX_DOCUMENT_BYTES))
+    except TableError as e:  # not a regular file, too large, not UTF-8
+        raise RubricError([RubricProblem(path, "", p.message) for p in e.problems]) from e
+    except LoadError as e:
+        where = f" (line {e.line})" if e.line else ""
+        message = e.message.removeprefix("malformed YAML: ")
+        raise RubricError([RubricProblem(path, "", f"invalid YAML: {message}{where}")]) \
+            from (e.__cause__ or e)
     if not isinstance(data, dict):
         kind = "an empty file" if data is None else type(data).__name__
         raise RubricRootError([RubricProblem(path, "", f"the root must be a mapping, got {kind}")])

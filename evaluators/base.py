@@ -1,7 +1,7 @@
 """The evaluator contract: requests in, results out.
 
 An evaluator scores images against their prompt (and the prompt's questions). It never
-touches the database: ``concord.scoring`` turns store rows into :class:`ScoreRequest`
+touches the database: ``concord.services.scoring`` turns store rows into :class:`ScoreRequest`
 objects and :class:`ScoreResult` objects back into rows. This module imports neither torch
 nor transformers, so the app can list metrics without loading them.
 """
@@ -135,12 +135,27 @@ def open_image(path: Path | None) -> Image.Image:
 def load_images(
     requests: Sequence[ScoreRequest],
 ) -> tuple[dict[int, Image.Image], dict[int, ScoreResult]]:
-    """Open every request's image: (index → image, index → failed result)."""
+    """Open every request's image: (index → image, index → failed result).
+
+    Images are decoded on a few threads (PIL releases the GIL while decoding), so a step of
+    large PNGs does not wait on one core.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    def opened(req: ScoreRequest) -> Image.Image | str:
+        try:
+            return open_image(req.image_path)
+        except OSError as exc:
+            return f"unreadable image: {exc}"
+
+    with ThreadPoolExecutor(max_workers=min(4, max(1, len(requests))),
+                            thread_name_prefix="concord-decode") as pool:
+        decoded = list(pool.map(opened, requests))
     images: dict[int, Image.Image] = {}
     failed: dict[int, ScoreResult] = {}
-    for i, req in enumerate(requests):
-        try:
-            images[i] = open_image(req.image_path)
-        except OSError as exc:
-            failed[i] = ScoreResult.failed(req.item_id, f"unreadable image: {exc}")
+    for i, (req, got) in enumerate(zip(requests, decoded, strict=True)):
+        if isinstance(got, str):
+            failed[i] = ScoreResult.failed(req.item_id, got)
+        else:
+            images[i] = got
     return images, failed

@@ -19,7 +19,8 @@ from typing import Any, ClassVar
 from evaluators.base import Evaluator, ScoreRequest, ScoreResult
 from evaluators.registry import create_evaluator, evaluator_class
 
-_JUDGE_OPTIONS = ("device", "batch_size", "trust_remote_code", "loader", "system")
+_JUDGE_OPTIONS = ("device", "batch_size", "trust_remote_code", "loader", "system",
+                  "share_prefix", "device_map", "max_memory", "dtype")
 
 
 class Consistency:

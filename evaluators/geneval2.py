@@ -1,4 +1,11 @@
-"""GenEval 2's three VQA methods: its own VQAScore, TIFA (binary) and Soft-TIFA.
+"""GenEval 2's three VQA methods: its own VQAScore, binary TIFA and Soft-TIFA.
+
+``geneval2-tifa`` is GenEval 2's *binary* TIFA: a yes/no (or counting) question answered with
+the judge's first token. It is not the TIFA benchmark's protocol (Hu et al. 2023), where a
+VQA model answers each *multiple-choice* question free-form and the answer is mapped to the
+closest choice; that protocol is not implemented (the name ``tifa`` is reserved for it), and
+a question whose expected answer is neither yes/no nor a count is refused, never scored as
+yes/no.
 
 All three read ``softmax(generate(do_sample=False).scores[0])`` of the judge (Qwen3-VL-8B in
 the reference): the checkpoint's greedy scores, i.e. raw logits unless its
@@ -14,7 +21,7 @@ on Qwen's ChatML template equals the reference's ``encode(a)[0]``.
   question with expected answer ``a``: ``[a, a.capitalize(), ' '+a, ' '+a.capitalize(),
   digit(a), ' '+digit(a)]``. With Qwen's tokenizer ``' 4'`` starts with the bare space
   token, so P(' ') is part of the count score, once, as in the reference.
-* ``soft-tifa`` per question = that sum; ``tifa`` = 1 if the decoded argmax token,
+* ``soft-tifa`` per question = that sum; ``geneval2-tifa`` = 1 if the decoded argmax token,
   lower-cased, is one of the answer strings, else 0.
 
 Image value: the mean over the prompt's questions (Soft-TIFA AM); ``details['gm']`` holds
@@ -53,6 +60,17 @@ def answer_strings(question: str, answer: str | None) -> list[str]:
     digit = NUMBERS.get(answer, "other")
     return [answer, answer.capitalize(), " " + answer, " " + answer.capitalize(), digit,
             " " + digit]
+
+
+def multiple_choice_problem(question: str, answer: str | None) -> str | None:
+    """Why a question is not a GenEval 2 question (None when it is one): an expected
+    answer that is neither yes/no nor a count is a multiple-choice (TIFA) question."""
+    if question.startswith("How many") or answer is None:
+        return None
+    if answer.strip().lower() in ("yes", "no"):
+        return None
+    return (f"expected answer {answer!r} is not yes/no: a multiple-choice question "
+            "(TIFA protocol) cannot be scored as a GenEval 2 yes/no question")
 
 
 def geometric_mean(values: list[float]) -> float:
@@ -97,6 +115,9 @@ class SoftTIFA(VLMMetric):
              request: ScoreRequest) -> Read:
         """Soft (or binary) score of one question."""
         question = next(q for q in request.questions if q.id == query.key)
+        problem = multiple_choice_problem(question.text, question.answer)
+        if problem is not None:
+            return Read(None, {"error": problem})
         try:
             answers = answer_strings(question.text, question.answer)
         except ValueError as exc:
@@ -120,10 +141,11 @@ class SoftTIFA(VLMMetric):
                            {k: r.details for k, r in reads.items()}, details)
 
 
-class TIFA(SoftTIFA):
-    """TIFA as GenEval 2 scores it: 1 if the argmax token is an accepted answer, else 0."""
+class GenEval2TIFA(SoftTIFA):
+    """GenEval 2's binary TIFA: 1 if the argmax token is an accepted answer, else 0 (not
+    the TIFA benchmark's multiple-choice protocol)."""
 
-    name: ClassVar[str] = "tifa"
+    name: ClassVar[str] = "geneval2-tifa"
     binary: ClassVar[bool] = True
 
 

@@ -2,29 +2,31 @@
 LLaVA family, Idefics3/SmolVLM, PaliGemma ...): prompts, batching, next-token and
 teacher-forced answer log-probabilities.
 
-Batches are left-padded and carry the attention mask, so the last column is every row's
-next-token position; only that position's logits are computed (``logits_to_keep``); the
-softmax runs in fp32 under ``torch.inference_mode()``.
+Two paths give the same numbers (fp32: within 1e-4): the unshared one (``hf_flat``: each
+(image, text) pair a row of a left-padded batch) and the shared-image-prefix one
+(``hf_prefix``: system + image prefilled once per image, its questions run as one batch on
+the expanded KV cache). ``hf_batches`` plans the micro-batches, prepares the next ones on a
+worker thread and halves the batch on out-of-memory. Softmax in fp32 under
+``torch.inference_mode()``.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
+from evaluators import hf_batches, hf_flat, hf_memory, hf_prefix
 from evaluators.hf_loading import load_pretrained, resolve_device
-from evaluators.token_probs import Processing, process_logits, seen_tokens
+from evaluators.token_probs import Processing
 
 Loader = Callable[[], tuple[Any, Any]]
-
-# Processors that take one list of images per prompt (a flat list is rejected)
-_NESTED_IMAGES = ("Idefics3Processor", "Idefics2Processor", "SmolVLMProcessor")
-# Per-token inputs besides input_ids/attention_mask; an appended answer token is text (0),
-# except that PaliGemma's token_type_ids mark its causal "suffix" (the answer) with 1.
-_PER_TOKEN_KEYS = ("token_type_ids", "mm_token_type_ids")
-_SUFFIX_TYPE_1 = ("PaliGemmaProcessor",)
+logger = logging.getLogger(__name__)
+_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 
 
 class HFVLMBackend:
@@ -33,26 +35,43 @@ class HFVLMBackend:
     Args:
         model: hub id or local folder; also the ``judge`` string stored with scores.
         device: ``auto``, ``cuda``, ``cuda:N`` or ``cpu``.
-        batch_size: (image, question) pairs per forward pass.
+        batch_size: (image, question) pairs per forward pass, or ``"auto"`` (from the free
+            memory once the model is loaded; halved on out-of-memory either way).
         loader: returns ``(model, processor)``; default ``from_pretrained(model)``.
         trust_remote_code: allow checkpoints that run their own code.
         dtype: weight dtype for the default loader (bf16 on GPU, fp32 on CPU).
+        share_prefix: prefill each image once for all its questions where the model allows.
+        device_map: ``"auto"`` spreads a judge too big for one GPU over all visible ones.
+        max_memory: per-device limits for ``device_map`` (``{0: "70GiB", "cpu": "200GiB"}``).
     """
 
-    def __init__(self, model: str, *, device: str = "auto", batch_size: int = 8,
+    def __init__(self, model: str, *, device: str = "auto", batch_size: int | str = 8,
                  loader: Loader | None = None, trust_remote_code: bool = False,
-                 dtype: torch.dtype | None = None) -> None:
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+                 dtype: torch.dtype | str | None = None, share_prefix: bool = True,
+                 device_map: str | None = None,
+                 max_memory: dict[Any, str] | None = None) -> None:
+        self._auto_batch = batch_size == "auto"
+        if not self._auto_batch and (not isinstance(batch_size, int) or batch_size < 1):
+            raise ValueError(f"batch_size must be >= 1 or 'auto', got {batch_size!r}")
         self.model_id = model
         self.device_name = device
-        self.batch_size = batch_size
+        self.batch_size = 8 if self._auto_batch else int(batch_size)
+        self.prefetch = 2  # batches prepared ahead of the one the model runs
+        self.counters: Counter[str] = Counter()
+        self.processor_lock = threading.Lock()
+        self.prefix_verified = False
         self._loader = loader
-        self._trust_remote_code = trust_remote_code
-        self._dtype = dtype
+        if isinstance(dtype, str):
+            dtype = None if dtype == "auto" else _DTYPES[dtype]
+        self._load_options: dict[str, Any] = {
+            "trust_remote_code": trust_remote_code, "dtype": dtype,
+            "device_map": device_map, "max_memory": max_memory}
+        self._share_reason: str | None = None if share_prefix else "switched off"
         self._model: Any = None
         self._processor: Any = None
         self._token_cache: dict[tuple[str, str], list[int]] = {}
+        self._prefixes: dict[str | None, str | None] = {}
+        self._suffix_cache: dict[str, tuple[str, list[int]] | None] = {}
 
     # ----------------------------------------------------------------- loading
     def load(self) -> None:
@@ -63,10 +82,13 @@ class HFVLMBackend:
             model, processor = self._loader()
         else:
             model, processor = load_pretrained(
-                self.model_id, device=resolve_device(self.device_name), dtype=self._dtype,
-                trust_remote_code=self._trust_remote_code)
+                self.model_id, device=resolve_device(self.device_name), **self._load_options)
         processor.tokenizer.padding_side = "left"  # last column = next-token position
         self._model, self._processor = model.eval(), processor
+        if self._share_reason is None:
+            self._share_reason = hf_prefix.unsupported_reason(model, processor)
+        if self._share_reason is not None:
+            logger.info("%s: no shared image prefix (%s)", self.model_id, self._share_reason)
 
     @property
     def model(self) -> Any:
@@ -99,6 +121,13 @@ class HFVLMBackend:
         PaliGemma has none: its processor adds the image tokens and BOS and appends ``\\n``.
         Other template-less models (BLIP-2) get ``Question: ... Answer:``.
         """
+        text, context = self._render(question, system)
+        if self._share_reason is None and system not in self._prefixes:
+            sentinel, _ = self._render(hf_prefix.SENTINEL, system)
+            self._prefixes[system] = hf_prefix.prefix_of(sentinel, self.processor.image_token)
+        return text, context
+
+    def _render(self, question: str, system: str | None) -> tuple[str, str]:
         proc = self.processor
         if getattr(proc, "chat_template", None):
             messages: list[dict[str, Any]] = [
@@ -151,43 +180,49 @@ class HFVLMBackend:
         """One token id as text (e.g. the argmax answer TIFA compares)."""
         return self.tokenizer.decode([token_id])
 
+
+    # ----------------------------------------------------------------- sharing
+    @property
+    def share_reason(self) -> str | None:
+        """Why the image prefix is not shared (None: it is, where an image has 2+ texts)."""
+        self.load()
+        return self._share_reason
+
+    def disable_sharing(self, reason: str) -> None:
+        """Switch the shared-prefix path off for good (logged once)."""
+        if self._share_reason is None:
+            logger.warning("%s: shared image prefix switched off: %s", self.model_id, reason)
+        self._share_reason = reason
+
+    def split_prefix(self, text: str) -> tuple[str, list[int]] | None:
+        """(prefix, suffix ids) of a rendered prompt that can share its image prefix."""
+        if self.share_reason is not None:
+            return None
+        if text not in self._suffix_cache:
+            if len(self._suffix_cache) > 50_000:
+                self._suffix_cache.clear()
+            found = None
+            for prefix in self._prefixes.values():
+                if prefix is not None and text.startswith(prefix):
+                    with self.processor_lock:
+                        ids = hf_prefix.suffix_ids(self.tokenizer, prefix, text)
+                    found = None if ids is None else (prefix, ids)
+                    break
+            self._suffix_cache[text] = found
+        return self._suffix_cache[text]
+
     # ----------------------------------------------------------------- scoring
     def encode(self, images: Sequence[Any], texts: Sequence[str]) -> Any:
         """Processor inputs for a batch, on the model's device, left-padded."""
-        proc = self.processor
-        imgs: list[Any] = list(images)
-        if type(proc).__name__ in _NESTED_IMAGES:
-            imgs = [[im] for im in imgs]
-        inputs = proc(images=imgs, text=list(texts), padding=True, return_tensors="pt")
-        inputs.pop("labels", None)  # PaliGemmaProcessor always adds labels
-        inputs = inputs.to(self.model.device)
-        for key, value in inputs.items():
-            if torch.is_tensor(value) and value.is_floating_point():
-                inputs[key] = value.to(self.model.dtype)
-        return inputs
+        return hf_flat.to_device(self, hf_flat.process(self, images, texts))
 
     def next_token_logprobs(self, images: Sequence[Any], texts: Sequence[str],
                             processing: Processing | None = None) -> torch.Tensor:
         """[N, V] fp32 log-probabilities (CPU) of the token after each (image, text)."""
-        processing = processing or Processing()
         if len(images) != len(texts):
             raise ValueError(f"{len(images)} images for {len(texts)} texts")
-        out = []
-        for start in range(0, len(texts), self.batch_size):
-            stop = start + self.batch_size
-            out.append(self._next_token_batch(images[start:stop], texts[start:stop],
-                                              processing))
-        return torch.cat(out) if out else torch.empty(0)
-
-    @torch.inference_mode()
-    def _next_token_batch(self, images: Sequence[Any], texts: Sequence[str],
-                          processing: Processing) -> torch.Tensor:
-        inputs = self.encode(images, texts)
-        logits = self.model(**inputs, logits_to_keep=1).logits[:, -1, :].float()
-        seen = None
-        if processing.repetition_penalty != 1.0:
-            seen = seen_tokens(inputs["input_ids"], inputs["attention_mask"], logits.shape[-1])
-        return torch.log_softmax(process_logits(logits, seen, processing), dim=-1).cpu()
+        out = self._score(images, texts, None, processing)
+        return torch.stack(out) if out else torch.empty(0)
 
     def answer_logprobs(self, images: Sequence[Any], texts: Sequence[str],
                         answers: Sequence[Sequence[int]],
@@ -198,65 +233,29 @@ class HFVLMBackend:
         the answer's first j tokens in the input, processed as generate would at that step
         (the repetition penalty also covers the answer tokens already emitted).
         """
-        processing = processing or Processing()
         if not len(images) == len(texts) == len(answers):
             raise ValueError(f"{len(images)} images, {len(texts)} texts, {len(answers)} answers")
-        out: list[list[float]] = []
-        for start in range(0, len(texts), self.batch_size):
-            stop = start + self.batch_size
-            out += self._answer_batch(images[start:stop], texts[start:stop],
-                                      answers[start:stop], processing)
-        return out
+        if any(len(a) == 0 for a in answers):
+            raise ValueError("an answer with no tokens cannot be teacher-forced")
+        return self._score(images, texts, answers, processing)
 
-    @torch.inference_mode()
-    def _answer_batch(self, images: Sequence[Any], texts: Sequence[str],
-                      answers: Sequence[Sequence[int]],
-                      processing: Processing) -> list[list[float]]:
-        fill = {"token_type_ids": int(type(self.processor).__name__ in _SUFFIX_TYPE_1)}
-        inputs = _append_tokens(self.encode(images, texts), answers,
-                                self.tokenizer.pad_token_id or 0, fill)
-        n_max = max(len(a) for a in answers)
-        logits = self.model(**inputs, logits_to_keep=n_max + 1).logits.float()
-        ids, mask = inputs["input_ids"], inputs["attention_mask"]
-        seen = seen_tokens(ids[:, : ids.shape[1] - n_max], mask[:, : ids.shape[1] - n_max],
-                           logits.shape[-1])
-        result: list[list[float]] = [[] for _ in answers]
-        for j in range(n_max):
-            # column j of the kept logits predicts the token at position L - n_max + j
-            target = ids[:, ids.shape[1] - n_max + j]
-            lp = torch.log_softmax(process_logits(logits[:, j], seen, processing), dim=-1)
-            for i, ans in enumerate(answers):
-                k = j - (n_max - len(ans))  # index within row i's answer (rows are aligned)
-                if k >= 0:
-                    result[i].append(float(lp[i, target[i]]))
-            seen[torch.arange(len(answers)), target] |= mask[:, ids.shape[1] - n_max + j].bool()
-        return result
+    def _score(self, images: Sequence[Any], texts: Sequence[str],
+               answers: Sequence[Sequence[int]] | None,
+               processing: Processing | None) -> list[Any]:
+        if not texts:
+            return []
+        self._resolve_batch_size(images[0], texts[0])
+        pairs = [hf_batches.Pair(i, im, t, None if answers is None else tuple(answers[i]))
+                 for i, (im, t) in enumerate(zip(images, texts, strict=True))]
+        results = hf_batches.run(self, hf_batches.plan(self, pairs), processing or Processing())
+        return [results[i] for i in range(len(pairs))]
 
-
-def _append_tokens(inputs: Any, answers: Sequence[Sequence[int]], pad_id: int,
-                   fill: dict[str, int]) -> Any:
-    """Append each row's answer ids after its real tokens and re-pad on the left.
-
-    Other per-token inputs get ``fill[key]`` (default 0) at the answer positions.
-    """
-    ids, mask = inputs["input_ids"], inputs["attention_mask"]
-    rows = []
-    for i, ans in enumerate(answers):
-        real = mask[i].bool()
-        tail = torch.tensor(list(ans), dtype=ids.dtype, device=ids.device)
-        extra = {k: torch.full_like(tail, fill.get(k, 0)) for k in _PER_TOKEN_KEYS
-                 if k in inputs}
-        rows.append((ids[i][real], tail, {k: inputs[k][i][real] for k in extra}, extra))
-    width = max(len(r[0]) + len(r[1]) for r in rows)
-    new_ids = torch.full((len(rows), width), pad_id, dtype=ids.dtype, device=ids.device)
-    new_mask = torch.zeros_like(new_ids, dtype=mask.dtype)
-    per_token = {k: torch.zeros_like(new_ids, dtype=inputs[k].dtype) for k in rows[0][3]}
-    for i, (real, tail, own, extra) in enumerate(rows):
-        n = len(real) + len(tail)
-        new_ids[i, width - n:] = torch.cat([real, tail])
-        new_mask[i, width - n:] = 1
-        for k in per_token:
-            per_token[k][i, width - n:] = torch.cat([own[k], extra[k]])
-    inputs["input_ids"], inputs["attention_mask"] = new_ids, new_mask
-    inputs.update(per_token)
-    return inputs
+    def _resolve_batch_size(self, image: Any, text: str) -> None:
+        """``batch_size="auto"``: measure one prompt's length, size batches to free memory."""
+        if not self._auto_batch:
+            return
+        self._auto_batch = False
+        tokens = int(hf_flat.process(self, [image], [text])["input_ids"].shape[1])
+        self.batch_size = hf_memory.auto_batch_size(self.model, tokens)
+        logger.info("%s: %d pairs per forward (%d tokens per prompt, free memory on %s)",
+                    self.model_id, self.batch_size, tokens, self.model.device)

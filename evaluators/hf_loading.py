@@ -8,23 +8,16 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from evaluators import hub
 from evaluators.base import ModelLoadError
+from evaluators.hub import hub_offline
 
 logger = logging.getLogger(__name__)
-
-_TRUE = {"1", "true", "yes", "on"}
-
-
-def hub_offline() -> bool:
-    """True when ``HF_HUB_OFFLINE`` (or ``TRANSFORMERS_OFFLINE``) forbids hub access."""
-    return any(os.environ.get(v, "").strip().lower() in _TRUE
-               for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
 
 def resolve_device(device: str) -> torch.device:
@@ -60,7 +53,8 @@ def _source(model: str) -> str:
     return model
 
 
-def _load_error(model: str, exc: Exception, trust_remote_code: bool) -> ModelLoadError:
+def _load_error(model: str, exc: Exception, trust_remote_code: bool,
+                local_only: bool) -> ModelLoadError:
     """Turn a transformers/hub exception into one actionable line."""
     text = " ".join(str(exc).split())
     if "trust_remote_code" in text and not trust_remote_code:
@@ -72,20 +66,26 @@ def _load_error(model: str, exc: Exception, trust_remote_code: bool) -> ModelLoa
         return ModelLoadError(
             f"model {model!r} is not an image-text-to-text model that transformers can load "
             f"with AutoModelForImageTextToText ({text[:160]})")
-    if hub_offline() and not Path(model).expanduser().exists():
+    if local_only and not Path(model).expanduser().exists():
+        why = "HF_HUB_OFFLINE=1" if hub_offline() else f"the hub ({hub.endpoint()}) is unreachable"
         return ModelLoadError(
-            f"model {model!r} not found locally and HF_HUB_OFFLINE=1: download it on a machine "
+            f"model {model!r} not found locally and {why}: download it on a machine "
             "with hub access (hf download MODEL) or pass a local folder")
     return ModelLoadError(f"cannot load model {model!r}: {text[:300]}")
 
 
 def _from_pretrained(source: str, dtype: torch.dtype, device: torch.device,
-                     kwargs: dict[str, Any]) -> tuple[Any, Any]:
+                     kwargs: dict[str, Any], placement: dict[str, Any]) -> tuple[Any, Any]:
     from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
 
     # the config first: it is what says whether the checkpoint needs remote code
     AutoConfig.from_pretrained(source, **kwargs)
     processor = AutoProcessor.from_pretrained(source, **kwargs)
+    if placement.get("device_map"):
+        # one judge over several devices; accelerate's hooks move activations between them
+        net = AutoModelForImageTextToText.from_pretrained(source, dtype=dtype, **placement,
+                                                          **kwargs)
+        return processor, net
     if importlib.util.find_spec("accelerate") is not None:
         # with accelerate the weights go straight to the device (no CPU copy first)
         kwargs = {**kwargs, "device_map": {"": str(device)}}
@@ -99,6 +99,8 @@ def load_pretrained(
     device: torch.device,
     dtype: torch.dtype | None = None,
     trust_remote_code: bool = False,
+    device_map: str | None = None,
+    max_memory: dict[Any, str] | None = None,
 ) -> tuple[Any, Any]:
     """``AutoModelForImageTextToText`` + ``AutoProcessor`` from a hub id or a local folder.
 
@@ -107,6 +109,9 @@ def load_pretrained(
         device: where the weights go (loaded there directly when accelerate is installed).
         dtype: weight dtype; default bf16 on GPU, fp32 on CPU.
         trust_remote_code: allow checkpoints that run their own Python code.
+        device_map: ``"auto"`` spreads the weights over the visible GPUs (and CPU);
+            ``device`` is then only where the inputs start.
+        max_memory: per-device limits for ``device_map`` (keys: GPU index or ``"cpu"``).
 
     Returns:
         ``(model, processor)``, the model in eval mode.
@@ -117,13 +122,16 @@ def load_pretrained(
     """
     source = _source(model)
     kwargs: dict[str, Any] = {"trust_remote_code": trust_remote_code}
-    if hub_offline():
+    # a local folder or an unreachable hub: the cache only, no network retries
+    local_only = hub_offline() or Path(source).is_dir() or not hub.reachable()
+    if local_only:
         kwargs["local_files_only"] = True
+    placement = {"device_map": device_map, "max_memory": max_memory} if device_map else {}
     try:
         processor, net = _from_pretrained(source, dtype or default_dtype(device), device,
-                                          kwargs)
+                                          kwargs, placement)
     except (OSError, ValueError, KeyError, ImportError) as exc:
-        raise _load_error(model, exc, trust_remote_code) from exc
+        raise _load_error(model, exc, trust_remote_code, local_only) from exc
     if not hasattr(processor, "image_processor"):
         # AutoProcessor silently falls back to the bare tokenizer for unknown processors
         raise ModelLoadError(

@@ -17,11 +17,19 @@ EVALUATORS: dict[str, str] = {
     "vqascore": "evaluators.vqascore:VQAScore",
     "paircomp": "evaluators.paircomp:PairComp",
     "geneval2-vqascore": "evaluators.geneval2:GenEval2VQAScore",
-    "tifa": "evaluators.geneval2:TIFA",
+    "geneval2-tifa": "evaluators.geneval2:GenEval2TIFA",
     "soft-tifa": "evaluators.geneval2:SoftTIFA",
     "tiif": "evaluators.tiif:TIIF",
     "gned": "evaluators.gned:GNED",
     "consistency": "evaluators.consistency:Consistency",
+}
+
+
+# Names that are not (or no longer) metrics, with what to use instead.
+RESERVED: dict[str, str] = {
+    "tifa": "metric 'tifa' is reserved for the TIFA benchmark's protocol (free-form VQA "
+            "answers mapped to multiple-choice options), which Concord does not implement; "
+            "GenEval 2's binary yes/no TIFA is 'geneval2-tifa' (see docs/evaluators.md)",
 }
 
 
@@ -32,7 +40,7 @@ class UnknownEvaluatorError(KeyError):
         self.name = name
         close = difflib.get_close_matches(name, list(EVALUATORS), n=3, cutoff=0.5)
         hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
-        self.message = (
+        self.message = RESERVED.get(name) or (
             f"unknown metric {name!r}; {hint}valid metrics: {', '.join(list_evaluators())}"
         )
         super().__init__(self.message)

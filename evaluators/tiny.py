@@ -17,7 +17,7 @@ import torch
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
-ARCHITECTURES = ("llava", "qwen2_5_vl", "idefics3", "paligemma")
+ARCHITECTURES = ("llava", "qwen2_5_vl", "qwen3_vl", "idefics3", "paligemma")
 
 # Digits are single pre-tokens as in the Qwen tokenizers, so " 4" splits into " " + "4":
 # GenEval 2's counting soft score depends on that (its " 4" variant is the bare space).
@@ -40,8 +40,13 @@ _CORPUS = [
 
 
 def tiny_tokenizer(specials: list[str], *, eos: str, pad: str, bos: str | None = None,
+                   corpus: list[str] | None = None, vocab_size: int = 600,
                    **kwargs: Any) -> PreTrainedTokenizerFast:
-    """A byte-level BPE tokenizer trained on a few template sentences (left padding)."""
+    """A byte-level BPE tokenizer trained on a few template sentences (left padding).
+
+    ``corpus`` (default: the metrics' prompt templates) and ``vocab_size`` let a benchmark
+    train one whose token counts look like a real tokenizer's on its own texts.
+    """
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence([
         pre_tokenizers.Split(Regex(_SPLIT), behavior="isolated"),
@@ -49,10 +54,10 @@ def tiny_tokenizer(specials: list[str], *, eos: str, pad: str, bos: str | None =
     ])
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=600, special_tokens=specials, show_progress=False,
+        vocab_size=vocab_size, special_tokens=specials, show_progress=False,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
-    tok.train_from_iterator(_CORPUS, trainer)
+    tok.train_from_iterator(corpus or _CORPUS, trainer)
     named = {"eos_token": eos, "pad_token": pad}
     if bos is not None:
         named["bos_token"] = bos
@@ -143,6 +148,39 @@ def build_qwen2_5_vl() -> tuple[Any, Any]:
     return Qwen2_5_VLForConditionalGeneration(config), proc
 
 
+def build_qwen3_vl() -> tuple[Any, Any]:
+    """Qwen3-VL (interleaved M-RoPE, DeepStack visual features, 16-px patches)."""
+    from transformers import (
+        Qwen2VLImageProcessor,
+        Qwen3VLConfig,
+        Qwen3VLForConditionalGeneration,
+        Qwen3VLProcessor,
+    )
+    from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
+
+    tok = tiny_tokenizer(_QWEN_SPECIALS, eos="<|im_end|>", pad="<|endoftext|>")
+    template = ("{% for message in messages %}<|im_start|>{{ message['role'] }}{{ '\\n' }}"
+                + _content("<|vision_start|><|image_pad|><|vision_end|>")
+                + "<|im_end|>{{ '\\n' }}{% endfor %}"
+                "{% if add_generation_prompt %}<|im_start|>assistant{{ '\\n' }}{% endif %}")
+    pixels = {"min_pixels": 32 * 32, "max_pixels": 64 * 64, "patch_size": 16}
+    proc = Qwen3VLProcessor(image_processor=Qwen2VLImageProcessor(**pixels), tokenizer=tok,
+                            video_processor=Qwen3VLVideoProcessor(patch_size=16),
+                            chat_template=template)
+    ids = tok.convert_tokens_to_ids
+    rope = {"rope_type": "default", "mrope_section": [1, 1, 2], "mrope_interleaved": True,
+            "rope_theta": 10000.0}
+    config = Qwen3VLConfig(
+        text_config={**_text_config(tok, "<|endoftext|>", "<|im_end|>", "<|endoftext|>",
+                                    rope_parameters=rope), "head_dim": 8},
+        vision_config={"depth": 2, "hidden_size": 32, "intermediate_size": 64, "num_heads": 4,
+                       "out_hidden_size": 32, "patch_size": 16, "num_position_embeddings": 16,
+                       "deepstack_visual_indexes": [0]},
+        image_token_id=ids("<|image_pad|>"), video_token_id=ids("<|video_pad|>"),
+        vision_start_token_id=ids("<|vision_start|>"), vision_end_token_id=ids("<|vision_end|>"))
+    return Qwen3VLForConditionalGeneration(config), proc
+
+
 def build_idefics3() -> tuple[Any, Any]:
     """Idefics3 (SigLIP + Llama); template ends with ``Assistant:``; nested image lists."""
     from transformers import (
@@ -202,6 +240,7 @@ def build_paligemma() -> tuple[Any, Any]:
 BUILDERS: dict[str, Callable[[], tuple[Any, Any]]] = {
     "llava": build_llava,
     "qwen2_5_vl": build_qwen2_5_vl,
+    "qwen3_vl": build_qwen3_vl,
     "idefics3": build_idefics3,
     "paligemma": build_paligemma,
 }

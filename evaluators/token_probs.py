@@ -49,11 +49,14 @@ def seen_tokens(input_ids: torch.Tensor, attention_mask: torch.Tensor,
     Padding is left out so that a batched row is penalised exactly like the same prompt
     alone (the references score one prompt per call, so they never see padding).
     """
-    seen = torch.zeros(input_ids.shape[0], vocab_size, dtype=torch.bool,
+    # Padding and masked positions write into an extra column that is dropped: scattering
+    # the mask itself would let a masked copy of an id overwrite a real one (the order of
+    # duplicate writes is undefined).
+    seen = torch.zeros(input_ids.shape[0], vocab_size + 1, dtype=torch.bool,
                        device=input_ids.device)
-    ids = input_ids.clamp(0, vocab_size - 1)
-    seen.scatter_(1, ids, attention_mask.bool())
-    return seen
+    ids = torch.where(attention_mask.bool(), input_ids.clamp(0, vocab_size - 1), vocab_size)
+    seen.scatter_(1, ids, True)
+    return seen[:, :vocab_size]
 
 
 def process_logits(logits: torch.Tensor, seen: torch.Tensor | None,

@@ -2,9 +2,10 @@
 
 A metric says which queries an image gets (:meth:`VLMMetric.queries`), how one query's
 next-token log-probabilities become a value (:meth:`VLMMetric.read`) and how the values
-become a :class:`ScoreResult` (:meth:`VLMMetric.combine`). Images are opened once, every
-query of a batch of images is scored in left-padded forward passes, and an unreadable image
-fails alone. torch is imported only when the backend is built.
+become a :class:`ScoreResult` (:meth:`VLMMetric.combine`). Images are opened once (on a few
+threads); the backend scores all queries of a batch of images together, sharing each image's
+prefix between its questions where it can; an unreadable image fails alone. torch is
+imported only when the backend is built.
 """
 
 from __future__ import annotations
@@ -39,17 +40,23 @@ class Read:
     details: dict[str, Any]
 
 
+# Backend options that place and size the judge without changing its scores.
+PLACEMENT = ("share_prefix", "device_map", "max_memory", "dtype")
+
+
 class VLMMetric:
     """Base class of the metrics that read a VLM's next-token probabilities.
 
     Args:
         model: hub id or local folder of the judge; ``default_model`` when None.
         device: ``auto``, ``cuda`` or ``cpu``.
-        batch_size: (image, query) pairs per forward pass.
+        batch_size: (image, query) pairs per forward pass, or ``"auto"``.
         loader: injectable ``() -> (model, processor)`` (tests); default from_pretrained.
         trust_remote_code: allow checkpoints that run their own code.
         system: a system message for chat templates (None: the template's default).
         backend: a ready backend to share between metrics (overrides the above).
+        **placement: ``share_prefix``, ``device_map``, ``max_memory``, ``dtype`` for the
+            backend (see :class:`evaluators.hf_backend.HFVLMBackend`).
     """
 
     name: ClassVar[str] = ""
@@ -58,19 +65,23 @@ class VLMMetric:
     has_questions: ClassVar[bool] = False
     default_model: ClassVar[str | None] = None
 
-    def __init__(self, model: str | None = None, *, device: str = "auto", batch_size: int = 8,
+    def __init__(self, model: str | None = None, *, device: str = "auto",
+                 batch_size: int | str = 8,
                  loader: Callable[[], tuple[Any, Any]] | None = None,
                  trust_remote_code: bool = False, system: str | None = None,
-                 backend: HFVLMBackend | None = None) -> None:
+                 backend: HFVLMBackend | None = None, **placement: Any) -> None:
         model = model or (backend.model_id if backend is not None else self.default_model)
         if not model:
             raise ValueError(f"metric {self.name!r} needs a judge model (--model ID_OR_PATH)")
+        unknown = set(placement) - set(PLACEMENT)
+        if unknown:
+            raise TypeError(f"unexpected keyword argument {sorted(unknown)[0]!r}")
         self._model_id = model
         self.system = system
         self._backend = backend
         self._backend_args: dict[str, Any] = {
             "device": device, "batch_size": batch_size, "loader": loader,
-            "trust_remote_code": trust_remote_code}
+            "trust_remote_code": trust_remote_code, **placement}
 
     @property
     def judge(self) -> str:

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from concord.services import studies
-from concord.ui import session
+from concord.ui import session, widgets
 
 session.require_researcher()
 db = session.db()
@@ -15,11 +15,13 @@ if study is None:
     st.stop()
 
 overview = {r["study"]: r for r in studies.overview(db)}[study]
-c1, c2, c3, c4 = st.columns(4)
+c1, c2, c3, c4, c5 = st.columns(5)
 c1.metric("Images", overview["images"])
 c2.metric("Ratings", overview["ratings"])
-c3.metric("Ranked images", overview["rankings"])
-c4.metric("Raters wanted per item", overview["raters_per_item"])
+c3.metric("Rankings", overview["rankings"],
+          help="one per prompt, rater and criterion (as on the dashboard)")
+c4.metric("Pair judgments", overview["pair_judgments"])
+c5.metric("Raters wanted per item", overview["raters_per_item"])
 
 rows = studies.rater_progress(db, study)
 st.subheader("Per rater")
@@ -30,5 +32,23 @@ else:
 
 marks = studies.flags_and_skips(db, study)
 st.subheader(f"Skips and flags ({len(marks)})")
-if marks:
-    st.dataframe(pd.DataFrame(marks), hide_index=True, width="stretch")
+kinds = st.segmented_control("Show", ["skip", "flag"], selection_mode="multi",
+                             default=["skip", "flag"], key="marks_kinds")
+shown = [m for m in marks if m["kind"] in (kinds or [])]
+PAGE = 20
+if len(shown) > PAGE:
+    page = st.number_input("Page", 1, (len(shown) + PAGE - 1) // PAGE, 1, key="marks_page")
+    shown = shown[(int(page) - 1) * PAGE:int(page) * PAGE]
+for m in shown:
+    c0, c1, c2 = st.columns([1, 5, 4], vertical_alignment="center")
+    if m["image_path"] is not None:
+        with c0:
+            widgets.show_image(m["image_path"], alt="thumbnail", width=96)
+    with c1:
+        widgets.literal(m["prompt"] or "(no prompt text)")
+        st.caption(f"{m['unit']} · prompt {m['prompt_id']}"
+                   + (f" · model {m['model']}" if m["model"] else
+                      " · pair" if m["unit"] == "pair" else " · ranking set"))
+    c2.markdown(f"**{m['kind']}** by **{m['rater']}** · {m['created_at'][:16]}")
+    with c2:
+        widgets.literal(m["note"] or "(no note)")

@@ -13,23 +13,26 @@ if study is None or user.rater_id is None:
     st.stop()
 rater_id = user.rater_id
 rubric = ranking.ranking_rubric(session.db(), study, rater_id)
+widgets.rater_style()
 COLUMNS = 4
 
 
-@st.dialog("Image", width="large")
+@st.dialog("Image at actual size", width="large")
 def zoom(image: ranking.RankImage) -> None:
-    widgets.show_image(image.image_path, alt="image to rank, enlarged")
+    widgets.zoom_image(image.image_path, alt="image to rank, actual size")
 
 
 def slot(index: int, image: ranking.RankImage) -> None:
-    place = rk.place_of(image.image_id)
-    widgets.show_image(image.image_path, alt=f"image {index}")
-    label = f"#{place} · remove" if place else f"{index} · rank next"
-    st.button(label, key=f"rank_pick_{image.public_id}", on_click=rk.toggle,
-              args=(image.image_id,), type="primary" if place else "secondary",
-              width="stretch")
-    if st.button("Zoom", key=f"rank_zoom_{image.public_id}", type="tertiary"):
-        zoom(image)
+    # The image and its button share a container: a click on the image clicks the button.
+    with st.container(key=f"rank_slot_{image.public_id}"):
+        place = rk.draft().place_of(image.image_id)
+        widgets.show_image(image.image_path, alt=f"image {index}")
+        label = f"#{place} · remove" if place else f"{index} · rank next"
+        st.button(label, key=f"rank_pick_{image.public_id}", on_click=rk.toggle,
+                  args=(study, rater_id, image.image_id),
+                  type="primary" if place else "secondary", width="stretch")
+        if st.button("Zoom", key=f"rank_zoom_{image.public_id}", type="tertiary"):
+            zoom(image)
 
 
 def grid(rs: ranking.RankSet) -> None:
@@ -40,53 +43,78 @@ def grid(rs: ranking.RankSet) -> None:
                 slot(start + offset + 1, image)
 
 
+def skip_form() -> None:
+    with st.form("rank_skip_form"):
+        st.text_input("Why skip this prompt?", key=rk.SKIP_REASON)
+        ok, cancel = st.columns(2)
+        ok.form_submit_button("Skip prompt ⏎", key="rank_skip_ok", type="primary",
+                              on_click=rk.skip_with_reason, args=(study, rater_id))
+        cancel.form_submit_button("Cancel [Esc]", key="rank_skip_cancel",
+                                  on_click=rk.cancel_skip)
+
+
 def controls(rs: ranking.RankSet) -> None:
-    ranked = sum(len(g) for g in rk.groups())
     c1, c2, c3, c4 = st.columns(4)
-    c1.button(f"Submit ⏎ ({ranked}/{len(rs.images)})", type="primary", key="rank_submit",
-              on_click=rk.submit, args=(study, rater_id))
-    c2.button("Undo pick [U]", key="rank_undo", on_click=rk.undo_pick)
-    c3.button("Reset [R]", key="rank_reset", on_click=rk.reset)
+    c1.button(f"Submit ⏎ ({rk.draft().ranked}/{len(rs.images)})", type="primary",
+              key="rank_submit", on_click=rk.submit, args=(study, rater_id))
+    c2.button("Undo pick [U]", key="rank_undo", on_click=rk.undo_pick, args=(study, rater_id))
+    c3.button("Reset [R]", key="rank_reset", on_click=rk.reset, args=(study, rater_id))
     c4.button("Skip [S]", key="rank_skip_btn", on_click=rk.start_skip)
     if rs.ties:
         st.toggle("Tie mode [T]: the next image shares the last rank", key=rk.TIE)
     if st.session_state.get(rk.SKIPPING):
-        with st.form("rank_skip_form"):
-            st.text_input("Why skip this prompt?", key="rank_skip_reason")
-            st.form_submit_button("Skip prompt", on_click=rk.skip_with_reason,
-                                  args=(study, rater_id))
+        skip_form()
 
 
-def key_bindings() -> dict[str, tuple[str, int, bool]]:
+def keys(rs: ranking.RankSet | None) -> widgets.Keys:
     picks = widgets.widget_css("rank_pick_")
-    keys = {str(slot % 10): (picks, slot - 1, True) for slot in range(1, 11)}
-    keys.update(widgets.button_keys({"u": "rank_undo", "r": "rank_reset",
-                                     "s": "rank_skip_btn", "Enter": "rank_submit"}))
-    keys["t"] = (widgets.widget_css(rk.TIE, "label"), 0, True)
-    return keys
+    bindings = {str(slot % 10): (picks, slot - 1, True) for slot in range(1, 11)}
+    bindings.update(widgets.button_keys({"u": "rank_undo", "r": "rank_reset",
+                                         "s": "rank_skip_btn", "Enter": "rank_submit"}))
+    bindings["t"] = (widgets.widget_css(rk.TIE, "label"), 0, True)
+    clicks = [{"within": "[class*='st-key-rank_slot_']",
+               "target": "[class*='st-key-rank_pick_'] button"}]
+    item = rs.prompt_id if rs else None
+    if st.session_state.get(rk.SKIPPING):
+        return widgets.Keys(bindings, escape=widgets.widget_css("rank_skip_cancel"),
+                            focus=widgets.widget_css(rk.SKIP_REASON, "input"), clicks=clicks,
+                            item=item)
+    return widgets.Keys(bindings, clicks=clicks, item=item)
+
+
+def head(rs: ranking.RankSet | None) -> None:
+    with st.container(key="concord_head"):
+        st.caption(f"Rank images · {study}")
+        done = (rs.progress if rs is not None and rs.progress is not None
+                else ranking.progress(session.db(), study, rater_id))
+        widgets.progress_and_notice(done.done, done.skipped, done.assigned,
+                                    "prompts ranked", rk.NOTICE)
+        if rs is None:
+            return
+        widgets.literal(rs.prompt or "(no prompt text)", css="concord-prompt")
+        st.caption(" · ".join(f"**{c.name}**: {c.definition}" for c in rubric.criteria))
+        st.caption("Click the images from best to worst (or press their slot number). "
+                   "Click a ranked image to take it out.")
 
 
 @st.fragment
 def ranking_screen() -> None:
+    if not session.still_allowed():
+        st.error("Your invite link is no longer valid (revoked). Nothing more is saved; "
+                 "ask the researcher for a new link.")
+        return
     rs = rk.current_set(study, rater_id)
-    widgets.keyboard(key_bindings(), key="rank_keys")
-    done = ranking.progress(session.db(), study, rater_id)
-    widgets.progress_and_notice(done.done, done.skipped, done.assigned, "prompts ranked",
-                                rk.NOTICE)
+    widgets.keyboard(keys(rs), key="rank_keys")
+    head(rs)
     if rs is None:
         st.success("All done — thank you! Every prompt assigned to you has been ranked.")
         st.button("Undo last ranking", key="rank_undo_sub", on_click=rk.undo_submission,
                   args=(study, rater_id))
         return
-    st.markdown(f"#### {rs.prompt}")
-    st.caption(" · ".join(f"**{c.name}**: {c.definition}" for c in rubric.criteria))
-    st.caption("Click the images from best to worst (or press their slot number). Click a "
-               "ranked image to take it out.")
     grid(rs)
     controls(rs)
     st.button("Undo last submitted ranking", key="rank_undo_sub", type="tertiary",
               on_click=rk.undo_submission, args=(study, rater_id))
 
 
-st.title(f"Rank images · {study}")
 ranking_screen()

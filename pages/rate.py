@@ -13,6 +13,7 @@ if study is None or user.rater_id is None:
     st.stop()
 rater_id = user.rater_id
 rubric = rating.study_rubric(session.db(), study, rater_id)
+widgets.rater_style()
 
 
 def level_label(criterion, value: float) -> str:
@@ -38,8 +39,10 @@ def choices(editing: bool) -> None:
 def actions(item: rating.Item) -> None:
     c1, c2, c3, c4 = st.columns(4)
     c1.button("Skip [S]", key="rate_skip_btn", on_click=rs.start_skip)
-    c2.button("Flag [F]", key="rate_flag", on_click=rs.flag, args=(study, rater_id))
-    c3.button("Undo last [U]", key="rate_undo", on_click=rs.undo, args=(study, rater_id))
+    c2.button("Flagged ✓ [F]" if item.flags else "Flag [F]", key="rate_flag",
+              on_click=rs.start_flag)
+    c3.button("Undo [U]", key="rate_undo", on_click=rs.undo, args=(study, rater_id),
+              help="Take back your last rating and show that image again")
     if c4.button("Zoom [Z]", key="rate_zoom"):
         zoom(item)
 
@@ -53,60 +56,100 @@ def guide() -> None:
     st.markdown(rubric.guide)
 
 
-@st.dialog("Image", width="large")
+@st.dialog("Image at actual size", width="large")
 def zoom(item: rating.Item) -> None:
-    widgets.show_image(item.image_path)
+    widgets.zoom_image(item.image_path)
 
 
-def skip_form() -> None:
-    with st.form("rate_skip_form"):
-        st.text_input("Why skip this image?", key="rate_skip_reason",
-                      placeholder="e.g. image does not load, prompt unclear")
-        st.form_submit_button("Skip image", on_click=rs.skip_with_reason,
+def side_form(kind: str) -> None:
+    """The skip or flag form: a focused text field, Enter confirms, Esc cancels."""
+    skipping = kind == "skip"
+    with st.form(f"rate_{kind}_form"):
+        st.text_input("Why skip this image?" if skipping else
+                      "Note for the researcher (optional)",
+                      key=rs.SKIP_REASON if skipping else rs.FLAG_NOTE,
+                      placeholder="e.g. image does not load, prompt unclear" if skipping
+                      else "e.g. broken image, offensive content")
+        ok, cancel = st.columns(2)
+        ok.form_submit_button("Skip image ⏎" if skipping else "Flag image ⏎",
+                              key=f"rate_{kind}_ok", type="primary",
+                              on_click=rs.skip_with_reason if skipping else rs.flag_with_note,
                               args=(study, rater_id))
+        cancel.form_submit_button("Cancel [Esc]", key=f"rate_{kind}_cancel",
+                                  on_click=rs.cancel_forms)
 
 
-def key_bindings() -> dict[str, tuple[str, int, bool]]:
-    keys: dict[str, tuple[str, int, bool]] = {}
+def keys(item: rating.Item | None) -> widgets.Keys:
+    bindings: dict[str, tuple[str, int, bool]] = {}
     for criterion in rubric.criteria:
         radio = widgets.widget_css(rs.choice_key(criterion.key), "[role='radiogroup'] label")
         for i, level in enumerate(criterion.levels):
             if level.key:
-                keys[level.key.lower()] = (radio, i, False)
-    keys.update(widgets.button_keys({"Enter": "rate_submit", "s": "rate_skip_btn",
-                                     "f": "rate_flag", "u": "rate_undo", "z": "rate_zoom"}))
-    return keys
+                bindings[level.key.lower()] = (radio, i, False)
+    bindings.update(widgets.button_keys({"Enter": "rate_submit", "s": "rate_skip_btn",
+                                         "f": "rate_flag", "u": "rate_undo",
+                                         "z": "rate_zoom"}))
+    form = ("skip" if st.session_state.get(rs.SKIPPING)
+            else "flag" if st.session_state.get(rs.FLAGGING) else None)
+    if form:
+        field = rs.SKIP_REASON if form == "skip" else rs.FLAG_NOTE
+        return widgets.Keys(bindings, escape=widgets.widget_css(f"rate_{form}_cancel"),
+                            focus=widgets.widget_css(field, "input"),
+                            item=item.public_id if item else None)
+    return widgets.Keys(bindings, item=item.public_id if item else None)
+
+
+def head(item: rating.Item | None, editing: bool) -> None:
+    """Progress, notices and the prompt: they stay in view while the rater works."""
+    with st.container(key="concord_head"):
+        st.caption(f"Rate images · {study}" + (" · editing an earlier rating" if editing else ""))
+        # The progress came with the item (one look at the queue); at the end, ask for it.
+        done = (item.progress if item is not None and item.progress is not None
+                else rating.progress(session.db(), study, rater_id))
+        widgets.progress_and_notice(done.done, done.skipped, done.assigned, "rated", rs.NOTICE)
+        if item is None:
+            return
+        widgets.literal(item.prompt or "(no prompt text)", css="concord-prompt")
+        if item.instruction:
+            widgets.literal(f"Instruction: {item.instruction}")
+
+
+def panel(item: rating.Item, editing: bool) -> None:
+    if item.source_image is not None:
+        st.caption("Source image")
+        widgets.show_image(item.source_image, alt="source image")
+    if item.flags:
+        notes = "; ".join(n for n in item.flags if n) or "no note"
+        st.caption(f"You flagged this image ({notes}).")
+    if st.button("Rating guide", key="rate_guide", type="tertiary"):
+        guide()
+    choices(editing)
+    actions(item)
+    if st.session_state.get(rs.SKIPPING):
+        side_form("skip")
+    elif st.session_state.get(rs.FLAGGING):
+        side_form("flag")
 
 
 @st.fragment
 def scoring() -> None:
+    if not session.still_allowed():
+        st.error("Your invite link is no longer valid (revoked). Nothing more is saved; "
+                 "ask the researcher for a new link.")
+        return
     item = rs.current_item(study, rater_id, [c.key for c in rubric.criteria])
-    widgets.keyboard(key_bindings(), key=f"rate_keys_{rubric.id}")
-    done = rating.progress(session.db(), study, rater_id)
-    widgets.progress_and_notice(done.done, done.skipped, done.assigned, "rated", rs.NOTICE)
+    widgets.keyboard(keys(item), key=f"rate_keys_{rubric.id}")
+    editing = st.session_state.get(rs.EDIT) is not None
+    head(item, editing)
     if item is None:
         st.success("All done — thank you! Every image assigned to you has been rated.")
         return
-    editing = st.session_state.get(rs.EDIT) is not None
     left, right = st.columns([2, 3])
     with left:
-        st.caption("Editing an earlier rating" if editing else "Prompt")
-        st.markdown(f"#### {item.prompt or '(no prompt text)'}")
-        if item.instruction:
-            st.markdown(f"**Instruction:** {item.instruction}")
-        if item.source_image is not None:
-            st.caption("Source image")
-            widgets.show_image(item.source_image, alt="source image")
-        if st.button("Rating guide", key="rate_guide", type="tertiary"):
-            guide()
-        choices(editing)
-        actions(item)
-        if st.session_state.get(rs.SKIPPING):
-            skip_form()
-    with right:
+        panel(item, editing)
+    with right, st.container(key="concord_image"):
         widgets.show_image(item.image_path)
-    widgets.preload(rating.preload_path(session.db(), study, rater_id, item.image_id))
+    widgets.preload(item.preload)
 
 
-st.title(f"Rate images · {study}")
 scoring()

@@ -5,7 +5,6 @@ import streamlit as st
 
 from concord.errors import ConcordError
 from concord.services import studies
-from concord.store import raters as rater_store
 from concord.ui import session
 
 session.require_researcher()
@@ -15,29 +14,38 @@ st.title("Raters")
 if study is None:
     st.info("Import a study first.")
     st.stop()
+base_url = session.invite_base_url("raters")
 
 with st.form("invite_form"):
     st.subheader(f"Invite raters to {study}")
     names = st.text_area("Names, one per line", key="invite_names")
     role = st.radio("Role", ["rater", "researcher"], horizontal=True, key="invite_role")
+    replace = st.checkbox("Replace the links of people who already have one (their old "
+                          "link stops working)", key="invite_replace")
+    st.caption(f"Links start with {base_url} (set CONCORD_BASE_URL to change it).")
     if st.form_submit_button("Create invite links", type="primary"):
-        wanted = [n.strip() for n in names.splitlines() if n.strip()]
+        wanted = list(dict.fromkeys(n.strip() for n in names.splitlines() if n.strip()))
+        kept = [] if replace else studies.with_links(db, wanted)
         try:
-            invites = studies.invite(db, study, wanted, session.settings().base_url, role=role,
-                                     actor="researcher")
+            invites = studies.invite(db, study, [n for n in wanted if n not in kept], base_url,
+                                     role=role, actor="researcher")
         except (ConcordError, ValueError) as exc:
             st.error(str(exc))
         else:
-            st.success("Send each person their own link (shown only now):")
-            st.code("\n".join(f"{i.name}\t{i.url}" for i in invites), language=None)
+            if kept:
+                st.warning(f"Not changed, they already have a working link: {', '.join(kept)}."
+                           " Tick 'Replace' to send them new ones.")
+            if invites:
+                st.success("Send each person their own link (shown only now):")
+                st.code("\n".join(f"{i.name}\t{i.url}" for i in invites), language=None)
 
 st.subheader("All raters")
-rows = rater_store.list_raters(db)
+rows = studies.raters(db)
 if rows:
-    st.dataframe(pd.DataFrame(rows).drop(columns=["id"]), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     with st.form("revoke_form"):
-        who = st.selectbox("Revoke the invite link of", [r["name"] for r in rows],
-                           key="revoke_name")
-        if st.form_submit_button("Revoke"):
-            rater_store.revoke(db, who, actor="researcher")
-            st.success(f"Revoked {who!r}; their ratings stay.")
+        who = st.selectbox("Revoke the invite link of",
+                           [r["name"] for r in rows if r["link"] == "active"], key="revoke_name")
+        if st.form_submit_button("Revoke") and who:
+            studies.revoke(db, who, actor="researcher")
+            st.success(f"Revoked {who!r}: the link stops working at once; their ratings stay.")

@@ -4,6 +4,7 @@ import streamlit as st
 
 from concord.ui import session, signin
 
+session.through_app()
 session.warm_up_research_pages()
 st.title("Concord")
 st.write(

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from scipy.stats import spearmanr
 
-from concord.services import common, rating, studies
+from concord.services import rating, studies
 from concord.store import studies as study_store
 from concord.store import work
 from concord.store.raters import rater_for_token
 from tests.helpers import make_folder_study
 
+LIVE = "0000"  # a lease cutoff before any opened_at: every open assignment holds its slot
 
-def setup_study(tmp_path, db, *, prompts=6, models=("a", "b"), k=2, raters=3, extra=""):
+
+def setup_study(tmp_path, db, *, prompts=6, models=("a", "b"), k=2, raters=3, extra="",
+                protocol="score"):
     manifest = make_folder_study(tmp_path / "as", prompts=prompts, models=models, k=k,
-                                 extra=extra)
+                                 extra=extra, protocol=protocol)
     studies.import_manifest(db, manifest)
     invites = studies.invite(db, "as", [f"r{i}" for i in range(raters)], "http://x")
     return [rater_for_token(db, i.url.split("token=")[1]).id for i in invites]
@@ -27,7 +30,8 @@ def rate(db, rater_id, item):
 def test_sql_order_is_the_documented_permutation(tmp_path, db):
     (rater,) = setup_study(tmp_path, db, prompts=10, raters=1)
     study = study_store.get_study(db, "as")
-    cands = work.candidates(db, study.id, rater, "image", study.k, seed=7, limit=100)
+    cands = work.candidates(db, study.id, rater, "image", study.k, seed=7, limit=100,
+                            cutoff=LIVE)
     got = [c.item_id for c in cands]
     expected = sorted(got, key=lambda i: work.order_value(7, rater, i))
     assert got == expected
@@ -37,8 +41,10 @@ def test_sql_order_is_the_documented_permutation(tmp_path, db):
 def test_each_rater_has_their_own_order(tmp_path, db):
     a, b = setup_study(tmp_path, db, prompts=30, raters=2)
     study = study_store.get_study(db, "as")
-    order_a = [c.item_id for c in work.candidates(db, study.id, a, "image", 2, limit=100)]
-    order_b = [c.item_id for c in work.candidates(db, study.id, b, "image", 2, limit=100)]
+    order_a = [c.item_id for c in work.candidates(db, study.id, a, "image", 2, limit=100,
+                                                               cutoff=LIVE)]
+    order_b = [c.item_id for c in work.candidates(db, study.id, b, "image", 2, limit=100,
+                                                               cutoff=LIVE)]
     assert sorted(order_a) == sorted(order_b)
     rho = spearmanr([order_a.index(i) for i in order_a], [order_b.index(i) for i in order_a])
     assert abs(rho.statistic) < 0.5
@@ -96,8 +102,31 @@ def test_gold_items_go_to_every_rater(tmp_path, db):
 
 def test_preload_predicts_the_next_item(tmp_path, db):
     (rater,) = setup_study(tmp_path, db, prompts=4, raters=1)
-    study = study_store.get_study(db, "as")
     item = rating.next_item(db, "as", rater)
-    predicted = common.peek_next(db, study, rater, "image", item.image_id)
+    predicted = item.preload
     rate(db, rater, item)
-    assert rating.next_item(db, "as", rater).image_id == predicted
+    following = rating.next_item(db, "as", rater)
+    assert predicted is not None and following.image_path == predicted
+    # the progress came with the item: 1 done of 8 (4 prompts × 2 models)
+    assert (following.progress.done, following.progress.assigned) == (1, 8)
+
+
+def test_ranking_gold_goes_to_every_rater(tmp_path, db):
+    from concord.services import ranking
+
+    gold = tmp_path / "gold.csv"
+    gold.write_text("prompt_id,model,criterion,expected\np3,a,rank,1\n")
+    # only p0 is chosen for ranking, but the gold prompt p3 joins the sets
+    raters = setup_study(tmp_path, db, prompts=4, k=1, raters=3, protocol="rank",
+                         extra=f"gold: {gold}\nranking:\n  prompts: [p0]\n")
+    row = db.execute("SELECT g.unit, g.criterion, g.expected, p.key, p.rank_set FROM gold g"
+                     " JOIN images i ON i.id = g.image_id JOIN prompts p ON p.id = i.prompt_id"
+                     ).fetchone()
+    assert tuple(row) == ("prompt", "overall", 1.0, "p3", 1)  # a gold prompt is always a set
+    for r in raters:
+        got = []
+        while (rs := ranking.next_set(db, "as", r)) is not None:
+            got.append(rs.prompt_id)
+            ranking.submit(db, "as", r, rs, [[im.image_id] for im in rs.images])
+        assert row[3] in {db.execute("SELECT key FROM prompts WHERE id = ?", [p]).fetchone()[0]
+                          for p in got}

@@ -6,17 +6,24 @@ import csv
 import io
 import json
 import math
+import os
+import select
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from concord import export
+from concord import atomic, export
 from concord.cli import main
+from concord.errors import ConcordError
 from concord.importers.imagenhub_tsv import read_imagenhub_dir
 from concord.services import labels, ranking, rating, studies
 from concord.services.common import new_submission
-from tests.foundation_helpers import invited, make_folder_study, shared_path
+from tests.foundation_helpers import ROOT, invited, make_folder_study, shared_path
 
 RATERS = ("=cmd()", "@bob", "carol")
 NUMERIC = ("sample", "value", "rank", "position", "seconds")
@@ -56,6 +63,8 @@ def _norm(record: dict) -> dict:
         if key in NUMERIC:
             value = None if value in ("", None) or (isinstance(value, float) and math.isnan(
                 value)) else round(float(value), 6)
+        elif key in ("left_model", "right_model", "outcome") and value == "":
+            value = None  # pair columns of rating/ranking rows: CSV has no null
         out[key] = value
     return out
 
@@ -213,3 +222,169 @@ def test_imagenhub_round_trip(db, tmp_path):
         assert (out2 / rel).read_bytes() == (out1 / rel).read_bytes()
     again = labels.import_ratings(db, "ih", "imagenhub", src)
     assert (again.added, again.changed) == (0, 0)
+
+
+# --- atomic outputs ------------------------------------------------------------------------
+
+# Runs the CLI with every write under SLOW_DIR stalled half-way (after SLOW_AFTER whole
+# writes), so the test can kill -9 it mid-write whatever way the export writes its files.
+_STALLING_CLI = r"""
+import builtins, io, os, sys, time
+slow_dir, allowed = os.environ["SLOW_DIR"], [int(os.environ["SLOW_AFTER"])]
+real_open = io.open
+
+class Stalling:
+    def __init__(self, handle):
+        self._handle = handle
+    def write(self, data):
+        if allowed[0] > 0:
+            allowed[0] -= 1
+            return self._handle.write(data)
+        self._handle.write(data[: len(data) // 2])
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        print("stalled", flush=True)
+        time.sleep(600)
+    def __getattr__(self, name):
+        return getattr(self._handle, name)
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        return self._handle.__exit__(*exc)
+
+def stalling_open(file, mode="r", *args, **kwargs):
+    handle = real_open(file, mode, *args, **kwargs)
+    writing = any(c in mode for c in "wxa")
+    if writing and os.path.abspath(os.fspath(file)).startswith(slow_dir):
+        return Stalling(handle)
+    return handle
+
+builtins.open = io.open = stalling_open
+from concord.cli import main
+from concord.errors import ConcordError
+sys.exit(main())
+"""
+
+
+def _db_path(db) -> str:
+    return db.conn.execute("PRAGMA database_list").fetchone()[2]
+
+
+def _kill_mid_write(argv: list[str], slow_dir: Path, after: int) -> None:
+    """Run the CLI, wait until a write under ``slow_dir`` is half done, then SIGKILL it."""
+    env = {**os.environ, "SLOW_DIR": str(slow_dir), "SLOW_AFTER": str(after)}
+    proc = subprocess.Popen([sys.executable, "-c", _STALLING_CLI, *argv], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 120)
+        line = proc.stdout.readline() if ready else ""
+        assert line.strip() == "stalled", f"export never wrote: {proc.stderr.read()}"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate()
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _visible(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+
+
+def _edit_a_rating(db) -> None:
+    """Carol changes a rating: the next export differs from the last one."""
+    carol = invited(db, "ex", "carol")
+    image = rating.history(db, "ex", carol)[0]["image_id"]
+    rating.submit(db, "ex", carol, image, {"SC": 0, "PR": 0}, submission=new_submission(),
+                  edit=True)
+
+
+def test_a_csv_export_killed_mid_write_leaves_the_previous_file(labelled, tmp_path):
+    db, _ = labelled
+    out = tmp_path / "exports"
+    out.mkdir()
+    target = out / "labels.csv"
+    assert main(["--db", _db_path(db), "export", "--study", "ex", "-o", str(target)]) == 0
+    previous = target.read_bytes()
+    _edit_a_rating(db)
+    _kill_mid_write(["--db", _db_path(db), "export", "--study", "ex", "-o", str(target)],
+                    out, after=0)
+    assert target.read_bytes() == previous
+    assert _visible(out) == ["labels.csv"]
+    assert main(["--db", _db_path(db), "export", "--study", "ex", "-o", str(target)]) == 0
+    assert target.read_bytes() != previous
+
+
+def test_an_imagenhub_export_killed_mid_write_leaves_the_previous_folder(labelled, tmp_path):
+    db, _ = labelled
+    exports = tmp_path / "exports"
+    target = exports / "tsv"
+    argv = ["--db", _db_path(db), "export", "--study", "ex", "--format", "imagenhub",
+            "-o", str(target)]
+    assert main(argv) == 0
+    previous = _files(target)
+    assert len(previous) == 6
+    _edit_a_rating(db)
+    _kill_mid_write(argv, exports, after=1)
+    assert _files(target) == previous
+    assert _visible(exports) == ["tsv"]
+    assert main(argv) == 0
+    assert sorted(_files(target)) == sorted(previous)
+    assert _files(target) != previous
+
+
+def test_an_imagenhub_export_replaces_the_whole_previous_export(labelled, tmp_path):
+    db, _ = labelled
+    target = tmp_path / "tsv"
+    (target / "Old_Task").mkdir(parents=True)
+    (target / "Old_Task" / "Old_Task_rater9.tsv").write_text("uid\tm\nx\t[1,1]\n")
+    export.write_imagenhub(labels.ratings(db, "ex"), target)
+    assert sorted(_files(target)) == sorted(f"{d}/{d}_{r}.tsv" for d in ("d0", "d1")
+                                            for r in ("_cmd__", "_bob", "carol"))
+
+
+@pytest.mark.parametrize("stranger", ["notes.txt", "d0/readme.md"])
+def test_an_imagenhub_export_refuses_a_folder_holding_other_files(labelled, tmp_path, stranger):
+    db, _ = labelled
+    target = tmp_path / "home"
+    (target / stranger).parent.mkdir(parents=True, exist_ok=True)
+    (target / stranger).write_text("mine")
+    with pytest.raises(ConcordError, match="not part of an ImagenHub export"):
+        export.write_imagenhub(labels.ratings(db, "ex"), target)
+    assert (target / stranger).read_text() == "mine"
+
+
+def test_an_export_to_a_full_device_names_the_path(labelled, capsys):
+    db, _ = labelled
+    assert main(["--db", _db_path(db), "export", "--study", "ex", "-o", "/dev/full"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == "error: cannot write /dev/full: No space left on device"
+
+
+def test_an_export_into_a_folder_path_is_refused(labelled, tmp_path, capsys):
+    db, _ = labelled
+    assert main(["--db", _db_path(db), "export", "--study", "ex", "-o", str(tmp_path)]) == 1
+    assert f"cannot write {tmp_path}: it is a folder" in capsys.readouterr().err
+
+
+def test_a_csv_export_keeps_the_permissions_of_the_file_it_replaces(labelled, tmp_path):
+    db, _ = labelled
+    target = tmp_path / "labels.csv"
+    target.write_text("old")
+    target.chmod(0o640)
+    assert main(["--db", _db_path(db), "export", "--study", "ex", "-o", str(target)]) == 0
+    assert target.stat().st_mode & 0o777 == 0o640
+    assert target.read_text().startswith("study,kind")
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["rename-exchange", "two-renames"])
+def test_a_folder_swap_leaves_exactly_the_new_files(tmp_path, monkeypatch, exchange):
+    if not exchange:  # a file system without renameat2(RENAME_EXCHANGE)
+        monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
+    target = tmp_path / "out"
+    atomic.replace_dir(target, {"a/x.tsv": b"1", "a/y.tsv": b"2"})
+    atomic.replace_dir(target, {"b/z.tsv": b"3"})
+    assert _files(target) == {"b/z.tsv": b"3"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary left

@@ -541,3 +541,46 @@ def test_source_image_that_is_not_an_image(tmp_path, db):
     text = problem_text(import_fails(db, manifest))
     assert "inputs/p0.png" in text
     assert "source_image" in text
+
+
+@pytest.mark.parametrize(("rows", "protocol", "field", "message"), [
+    ("p0,m1,rank,1\n", "score", "criterion", "needs protocol rank or both"),
+    ("p0,m1,rank,3\n", "rank", "expected", "a rank from 1 to 2"),
+    ("p0,m1,rank,1.5\n", "rank", "expected", "a rank from 1 to 2"),
+    ("p0,m1,rank,1\np0,m2,rank,1\n", "rank", "expected", "already has a gold image for rank 1"),
+    ("p0,m1,SC,x\n", "score", "expected", "expected a number, got 'x'"),
+])
+def test_bad_ranking_gold_is_refused(tmp_path, db, rows, protocol, field, message):
+    gold = tmp_path / "gold.csv"
+    gold.write_text("prompt_id,model,criterion,expected\n" + rows)
+    manifest = make_folder_study(tmp_path / "g", prompts=2, protocol=protocol,
+                                 extra=f"gold: {gold}\n")
+    err = str(import_fails(db, manifest))
+    assert f"field '{field}'" in err and message in err and "gold.csv" in err
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "x", "100000000000000000000", ".nan", "true"])
+def test_bad_lease_minutes_is_refused(db, study, value):
+    study.write_text(study.read_text() + f"lease_minutes: {value}\n")
+    err = str(import_fails(db, study))
+    assert "field 'lease_minutes'" in err and "a week" in err
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("[1, 2]", "expected a mapping"),
+    ("{min_secs: 3}", "unknown key(s) ['min_secs']"),
+    ("{max_fast_share: 7}", "max_fast_share"),
+])
+def test_bad_quality_thresholds_are_refused(db, study, value, message):
+    study.write_text(study.read_text() + f"quality: {value}\n")
+    err = str(import_fails(db, study))
+    assert "field 'quality'" in err and message in err
+
+
+def test_quality_thresholds_reach_the_study_settings(db, study):
+    from concord.store import studies as study_store
+
+    study.write_text(study.read_text() + "quality: {min_seconds_rating: 4, min_items: 3}\n")
+    studies.import_manifest(db, study)
+    settings = study_store.get_study(db, "bad").settings
+    assert settings["quality"] == {"min_seconds_rating": 4, "min_items": 3}

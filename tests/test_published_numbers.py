@@ -33,8 +33,8 @@ def imagenhub_cells(doc: dict) -> dict[tuple[str, str, str], float | None]:
     out = {}
     for r in doc["by_dimension"]["human"]:
         name = CRITERION[r["criterion"]]
-        out[(r["dimension"], r["model"], f"{name}_mean")] = r["mean"]
-        out[(r["dimension"], r["model"], f"{name}_std_across_raters")] = r["std"]
+        out[(r["dimension"], r["model"], f"{name}_mean")] = r["mean_rater_means"]
+        out[(r["dimension"], r["model"], f"{name}_std_across_raters")] = r["std_rater_means"]
     for r in doc["by_dimension"]["agreement"]:
         name = CRITERION[r["criterion"]]
         out[(r["dimension"], r["model"], f"fleiss_kappa_{name}")] = r["fleiss_kappa"]

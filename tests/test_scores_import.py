@@ -1,4 +1,4 @@
-"""`import-scores`: tidy CSV and TIIF-Bench judge outputs."""
+"""`import-scores`: tidy CSV, TIIF-Bench judge outputs, JSONL score files; staged in chunks."""
 
 from __future__ import annotations
 
@@ -166,3 +166,85 @@ def test_bad_tiif_lines_are_named(db, tmp_path):
                     + json.dumps({**good, "desc": "medium"}) + "\n")
     err = _fails(db, "t", path, fmt="tiif")
     assert {(p.file, p.row) for p in err.problems} == {(str(path), 2), (str(path), 3)}
+
+
+# --- JSONL score files and the chunked staging table -----------------------------------
+
+def _jsonl(tmp_path: Path, *records: dict, name: str = "s.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_jsonl_file_keeps_details_errors_and_question_rows(scored, tmp_path):
+    path = _jsonl(tmp_path,
+                  {"prompt_id": "p0", "model": "m1", "metric": "tiif", "value": 0.5,
+                   "details": {"n_correct": 1}},
+                  {"prompt_id": "p0", "model": "m1", "metric": "tiif", "question_id": "q1",
+                   "value": 0.9, "details": {"pred": "yes", "correct": True}},
+                  {"prompt_id": "p1", "model": "m1", "metric": "tiif", "value": None,
+                   "error": "unreadable image"})
+    s = metric_scores.import_scores(scored, "s", "jsonl", path)
+    assert (s.rows, s.stored) == (3, 3)
+    rows = {(r["question_id"], r["value"], r["error"], r["details"]) for r in scored.query(
+        "SELECT question_id, value, error, details FROM metric_scores")}
+    assert rows == {("", 0.5, None, '{"n_correct":1}'),
+                    ("q1", 0.9, None, '{"correct":true,"pred":"yes"}'),
+                    ("", None, "unreadable image", "{}")}
+    with unchanged(scored):
+        assert metric_scores.import_scores(scored, "s", "jsonl", path).stored == 0
+
+
+def test_a_long_import_commits_in_bounded_chunks(scored, tmp_path, monkeypatch):
+    from concord.store import score_staging
+
+    monkeypatch.setattr(score_staging, "CHUNK", 3)
+    body = "".join(f"p{i % 2},m{1 + i % 2},metric{i},{i / 10},0,,\n" for i in range(10))
+    statements: list[str] = []
+    scored.conn.set_trace_callback(statements.append)
+    s = metric_scores.import_scores(scored, "s", "csv", _csv(tmp_path, body))
+    scored.conn.set_trace_callback(None)
+    assert (s.rows, s.stored) == (10, 10)
+    # 4 staging chunks + the publish flag + 4 publishing chunks + the final check, at least
+    assert sum(x.startswith("BEGIN IMMEDIATE") for x in statements) >= 10
+    assert scored.execute("SELECT COUNT(*) FROM score_staging").fetchone()[0] == 0
+    assert scored.execute("SELECT COUNT(*) FROM score_imports").fetchone()[0] == 0
+
+
+def _orphan(db, status: str, value: float) -> None:
+    """An import left by a killed process: staged rows, owner pid gone."""
+    from concord.store import items, score_staging
+    from concord.store import studies as study_store
+
+    study = study_store.get_study(db, "s")
+    image = items.image_keys(db, study.id)[("p0", "m1", 0)]
+    import_id = score_staging.begin(db, study.id, "killed.jsonl")
+    score_staging.stage(db, import_id, [(image, "orphan", "", "", value, "{}", None, None,
+                                         None)])
+    db.execute("UPDATE score_imports SET status = ?, pid = 999999999 WHERE id = ?",
+               [status, import_id])
+    db.conn.commit()
+
+
+def test_a_killed_publish_is_finished_and_a_killed_staging_dropped(scored, tmp_path):
+    _orphan(scored, "publishing", 0.25)
+    _orphan(scored, "staging", 0.75)
+    assert scored.execute("SELECT COUNT(*) FROM metric_scores").fetchone()[0] == 0
+    metric_scores.import_scores(scored, "s", "csv", _csv(tmp_path, "p1,m1,clip,0.5,,,\n"))
+    got = sorted((r["metric"], r["value"]) for r in scored.query(
+        "SELECT metric, value FROM metric_scores"))
+    assert got == [("clip", 0.5), ("orphan", 0.25)]
+    assert scored.execute("SELECT COUNT(*) FROM score_imports").fetchone()[0] == 0
+
+
+def test_jsonl_import_from_the_command_line(tmp_path):
+    from concord.cli import main
+
+    db = str(tmp_path / "c.db")
+    path = _jsonl(tmp_path, {"prompt_id": "a", "model": "X", "metric": "m", "value": 1})
+    assert main(["--db", db, "import-scores", "--study", "n", "--format", "jsonl",
+                 str(path)]) == 0
+    bad = _jsonl(tmp_path, {"prompt_id": "a", "model": "X", "metric": "m", "value": "1"},
+                 name="bad.jsonl")
+    assert main(["--db", db, "import-scores", "--study", "n", "--format", "jsonl",
+                 str(bad)]) == 1

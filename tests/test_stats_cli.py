@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import subprocess
@@ -81,9 +82,12 @@ def test_json_numbers_equal_scipy_and_statsmodels(seeded, capsys):
     sc = ratings[(ratings.model == "beta") & (ratings.criterion == "SC")]
     per_rater = sc.groupby("rater")["value"].mean()
     row = next(r for r in doc["human"] if r["model"] == "beta" and r["criterion"] == "SC")
-    assert row["mean"] == pytest.approx(per_rater.mean(), abs=1e-12)
-    assert row["std"] == pytest.approx(per_rater.std(ddof=0), abs=1e-12)
-    assert row["ci_low"] <= row["mean"] <= row["ci_high"]
+    assert row["mean_rater_means"] == pytest.approx(per_rater.mean(), abs=1e-12)
+    assert row["std_rater_means"] == pytest.approx(per_rater.std(ddof=0), abs=1e-12)
+    assert (row["mean_rater_means_ci_boot_low"] <= row["mean_rater_means"]
+            <= row["mean_rater_means_ci_boot_high"])
+    per_image = sc.groupby("image_id")["value"].mean()
+    assert row["mean_image_means"] == pytest.approx(per_image.mean(), abs=1e-12)
     # Study agreement: Fleiss' kappa from statsmodels on the items × raters table.
     wide = ratings[ratings.criterion == "SC"].pivot_table(
         index="image_id", columns="rater", values="value")
@@ -99,7 +103,8 @@ def test_json_numbers_equal_scipy_and_statsmodels(seeded, capsys):
                 and r["level"] == "item")
     rho, p = sps.spearmanr(human, metric)
     assert cell["spearman"] == pytest.approx(rho, abs=1e-12)
-    assert cell["spearman_p"] == pytest.approx(p, rel=1e-9)
+    assert cell["spearman_p_analytic"] == pytest.approx(p, rel=1e-9)
+    assert cell["spearman_p_perm"] is None and cell["spearman_ci_boot_low"] is None
     assert cell["kendall_tau_b"] == pytest.approx(sps.kendalltau(human, metric)[0], abs=1e-12)
     assert cell["pearson"] == pytest.approx(sps.pearsonr(human, metric)[0], abs=1e-12)
     assert cell["n"] == 24
@@ -109,7 +114,10 @@ def test_json_sections_directions_and_strict_json(seeded, capsys):
     _, db_path = seeded
     doc = json_doc(capsys, db_path, "--study", "dash", "--by-dimension")
     assert set(doc) == {"meta", "human", "agreement", "rankings", "human_vs_metric",
-                        "benchmarks", "by_dimension"}
+                        "human_vs_metric_per_model", "rater_vs_rest", "raters",
+                        "disagreements", "benchmarks", "by_dimension", "pairs"}
+    assert doc["meta"]["rubric"] == "imagenhub-text-to-image" and doc["meta"]["criteria"] == [
+        "PR", "SC"]
     assert doc["meta"]["study"] == "dash" and doc["meta"]["lower_is_better"] == ["gned"]
     model = {(r["metric"], r["human"]): r["spearman"] for r in doc["human_vs_metric"]
              if r["level"] == "model" and r["dimension"] == "all"}
@@ -175,11 +183,15 @@ def test_drilldown_rater_quality_and_fast_frames(seeded):
     db, _ = seeded
     worst = report.disagreements(db, "dash", "vqascore", n=5)
     assert len(worst) == 5 and worst[0]["gap"] >= worst[-1]["gap"]
-    assert Path(worst[0]["path"]).is_file() and worst[0]["source"] == "ratings:O"
+    assert Path(worst[0]["path"]).is_file() and worst[0]["human_source"] == "ratings:O"
+    by_pr = report.disagreements(db, "dash", "vqascore", n=5, source="ratings:PR")
+    assert {r["human_source"] for r in by_pr} == {"ratings:PR"}
     quality = report.rater_quality(db, "dash")
     assert {(r["rater"], r["criterion"]) for r in quality} == {
-        (r, c) for r in RATERS for c in ("SC", "PR")}
-    assert all(0 < r["modal_share"] <= 1 and r["median_seconds"] > 2 for r in quality)
+        (r, c) for r in RATERS for c in ("SC", "PR", "O")}
+    rated = [r for r in quality if r["criterion"] != "O"]
+    assert all(0 < r["modal_share"] <= 1 and r["median_seconds"] > 2 for r in rated)
+    assert all(r["rest_spearman"] is not None for r in quality)
     # An edit makes a new revision and an undo (NULL values) hides the rating.
     study = study_store.get_study(db, "dash")
     before = frames.ratings_frame(db, study.id)
@@ -312,3 +324,189 @@ def test_stored_benchmarks_report_problems_and_image_scores():
     # The image row (accuracy 0.5) wins over the question's P(yes) 0.9.
     assert images.loc[images.metric == "tiif", "value"].tolist() == [0.5]
     assert benchmark_tables(frame.iloc[:0]) == {}
+
+
+# ------------------------------------------------ quality, exclusion, gold, rubric combine
+
+def raters_cli(db_path, *args) -> int:
+    return main(["--db", str(db_path), "raters", *args])
+
+
+def test_excluding_a_rater_recomputes_stats_and_exports_and_is_audited(seeded, capsys,
+                                                                        tmp_path):
+    db, db_path = seeded
+    before = json_doc(capsys, db_path, "--study", "dash")
+    assert raters_cli(db_path, "exclude", "--study", "dash", "--reason", "speeder",
+                      "cat") == 0
+    assert "excluded 'cat'" in capsys.readouterr().out
+    after = json_doc(capsys, db_path, "--study", "dash")
+    assert (before["meta"]["n_raters"], after["meta"]["n_raters"]) == (3, 2)
+    assert after["meta"]["excluded_raters"] == ["cat"]
+    assert after["raters"]["excluded"][0]["reason"] == "speeder"
+    assert "cat" not in {r["rater"] for r in after["raters"]["quality"]}
+    ratings = labels.ratings(db, "dash", include_excluded=True)
+    kept = ratings[ratings.rater != "cat"]
+    beta = kept[(kept.model == "beta") & (kept.criterion == "SC")]
+    row = next(r for r in after["human"] if r["model"] == "beta" and r["criterion"] == "SC")
+    assert row["mean_rater_means"] == pytest.approx(
+        beta.groupby("rater")["value"].mean().mean(), abs=1e-12)
+    # Exports leave the rater out unless asked for explicitly.
+    csv_text = labels.export_bytes(db, "dash", "csv").decode()
+    assert '"cat"' not in csv_text and '"ann"' in csv_text
+    assert '"cat"' in labels.export_bytes(db, "dash", "csv", include_excluded=True).decode()
+    out = tmp_path / "all.csv"
+    assert main(["--db", str(db_path), "export", "--study", "dash", "--include-excluded",
+                 "-o", str(out)]) == 0
+    assert '"cat"' in out.read_text()
+    assert raters_cli(db_path, "excluded", "--study", "dash") == 0
+    assert "speeder" in capsys.readouterr().out
+    actions = [r[0] for r in db.execute("SELECT action FROM audit_log ORDER BY id")]
+    assert actions[-1] == "exclude_rater"
+    assert raters_cli(db_path, "include", "--study", "dash", "cat") == 0
+    assert "included 'cat'" in capsys.readouterr().out
+    again = json_doc(capsys, db_path, "--study", "dash")
+    assert again["human"] == before["human"] and again["meta"]["excluded_raters"] == []
+    assert db.execute("SELECT action FROM audit_log ORDER BY id DESC").fetchone()[0] == (
+        "include_rater")
+
+
+def test_exclusion_errors_are_one_line(seeded, capsys):
+    _, db_path = seeded
+    assert raters_cli(db_path, "exclude", "--study", "dash", "--reason", "x", "zed") == 1
+    assert capsys.readouterr().err.strip() == "error: no rater named 'zed'"
+    assert raters_cli(db_path, "include", "--study", "dash", "ann") == 1
+    assert "'ann' is not excluded from study 'dash'" in capsys.readouterr().err
+    assert raters_cli(db_path, "exclude", "--study", "dash", "--reason", " ", "ann") == 1
+    assert "give a reason" in capsys.readouterr().err
+    assert raters_cli(db_path, "exclude", "--study", "dash", "--reason", "r", "ann") == 0
+    assert raters_cli(db_path, "exclude", "--study", "dash", "--reason", "r", "ann") == 1
+    assert "already excluded" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        raters_cli(db_path, "exclude", "--study", "dash", "ann")  # --reason is required
+
+
+def test_gold_rows_count_only_for_rater_quality(seeded, capsys):
+    db, db_path = seeded
+    study = study_store.get_study(db, "dash")
+    image = int(frames.ratings_frame(db, study.id)["image_id"].iloc[0])
+    db.execute("INSERT INTO gold (image_id, unit, criterion, expected, tolerance)"
+               " VALUES (?, 'image', 'SC', 1, 0)", [image])
+    db.conn.commit()
+    doc = json_doc(capsys, db_path, "--study", "dash")
+    assert doc["meta"]["n_gold_ratings"] == 3 * 2 and doc["meta"]["n_ratings"] == 144 - 6
+    assert sum(r["n_ratings"] for r in doc["human"] if r["criterion"] == "SC") == 72 - 3
+    gold = {r["rater"]: r for r in doc["raters"]["gold"]}
+    ratings = labels.ratings(db, "dash")
+    on_gold = ratings[(ratings.image_id == image) & (ratings.criterion == "SC")]
+    for r in on_gold.itertuples():
+        assert gold[r.rater]["n_correct"] == int(r.value == 1.0)
+        assert gold[r.rater]["unit"] == "image"
+
+
+def test_ranking_gold_is_left_out_of_ranking_statistics(tmp_path, capsys):
+    from concord.services import ranking
+    from concord.store import items
+    from concord.store import raters as rater_store
+
+    db_path = tmp_path / "rank.db"
+    db = open_db(db_path)
+    manifest = make_folder_study(tmp_path / "rk", prompts=4, models=("a", "b", "c"),
+                                 protocol="rank", k=2)
+    studies.import_manifest(db, manifest)
+    studies.invite(db, "rk", ["ann", "ben"], "http://x")
+    for name, order in (("ann", ("a", "b", "c")), ("ben", ("b", "a", "c"))):
+        rater_id = rater_store.get_rater(db, name).id
+        while (rank_set := ranking.next_set(db, "rk", rater_id)) is not None:
+            by_model = {items.image(db, im.image_id).model: im.image_id
+                        for im in rank_set.images}
+            ranking.submit(db, "rk", rater_id, rank_set, [[by_model[m]] for m in order])
+    gold_image = db.execute("SELECT i.id FROM images i JOIN prompts p ON p.id = i.prompt_id"
+                            " JOIN models m ON m.id = i.model_id WHERE p.key = 'p0'"
+                            " AND m.name = 'a'").fetchone()[0]
+    db.execute("INSERT INTO gold (image_id, unit, criterion, expected, tolerance)"
+               " VALUES (?, 'prompt', 'overall', 1, 0)", [gold_image])
+    db.conn.commit()
+    doc = json_doc(capsys, db_path, "--study", "rk")
+    assert doc["meta"]["n_gold_rankings"] == 2 and doc["meta"]["n_rankings"] == 6
+    assert doc["meta"]["n_ranked_prompts"] == 3 and doc["meta"]["n_ranked_images"] == 18
+    assert all(r["n_prompts"] == 3 for r in doc["rankings"]["models"]
+               if r["dimension"] == "all")
+    gold = {r["rater"]: r["accuracy"] for r in doc["raters"]["gold"]}
+    assert gold == {"ann": 1.0, "ben": 0.0}  # ben put the known best image second
+    db.close()
+
+
+def test_quality_settings_of_the_study_set_the_flags(seeded, capsys):
+    db, db_path = seeded
+    db.execute("UPDATE studies SET settings = json_set(settings, '$.quality',"
+               " json('{\"min_seconds_rating\": 5, \"max_fast_share\": 0.1}'))"
+               " WHERE name = 'dash'")
+    db.conn.commit()
+    doc = json_doc(capsys, db_path, "--study", "dash")
+    assert doc["meta"]["quality"]["min_seconds_rating"] == 5
+    fast = {r["rater"] for r in doc["raters"]["flags"] if r["flag"] == "too_fast"}
+    assert fast == {"ann", "ben", "cat"}  # seconds are uniform in [2, 9]: ~40% under 5 s
+    assert doc["raters"]["too_fast"] and all(r["seconds"] < 5 for r in doc["raters"]["too_fast"])
+    db.execute("UPDATE studies SET settings = json_set(settings, '$.quality',"
+               " json('{\"max_fast_share\": 2}')) WHERE name = 'dash'")
+    db.conn.commit()
+    assert run_cli(db_path, "--study", "dash", "--json") == 1
+    assert "study 'dash': quality settings: max_fast_share must be a share in [0, 1]" in (
+        capsys.readouterr().err)
+
+
+def test_a_study_without_a_combine_has_no_o_and_per_dimension_rubrics(seeded, capsys,
+                                                                       monkeypatch):
+    db, db_path = seeded
+    db.execute("UPDATE studies SET rubric = NULL WHERE name = 'dash'")
+    db.conn.commit()
+    doc = json_doc(capsys, db_path, "--study", "dash")
+    assert doc["meta"]["rubric"] is None and doc["meta"]["derived"] == []
+    assert {r["criterion"] for r in doc["human"]} == {"SC", "PR"}
+    assert doc["meta"]["criteria"] == ["PR", "SC"]
+    # Per-dimension rubrics: only 'color' has a combine here.
+    from concord.rubrics import Combine
+    from concord.services import common
+
+    real = common.rubric
+
+    def fake(rubric_id):
+        rub = real("imagenhub-general")
+        return rub if rubric_id == "with-o" else dataclasses.replace(rub, combine=None)
+    monkeypatch.setattr(common, "rubric", fake)
+    study = study_store.get_study(db, "dash")
+    specs = report.derived_criteria(
+        dataclasses.replace(study, rubric="no-o",
+                            settings={"rubrics": {"color": "with-o", "count": "no-o"}}),
+        ["color", "count"])
+    assert [(s.name, s.dimensions) for s in specs] == [("O", ("color",))]
+    assert isinstance(real("imagenhub-general").combine, Combine)
+
+
+def test_model_score_option_and_disagreement_and_rater_sections(seeded, capsys):
+    _, db_path = seeded
+    doc = json_doc(capsys, db_path, "--study", "dash", "--model-score", "rater-means",
+                   "--n-disagreements", "3")
+    model_rows = [r for r in doc["human_vs_metric"] if r["level"] == "model"]
+    assert {r["human_model_score"] for r in model_rows} == {"mean_rater_means"}
+    assert doc["meta"]["model_score"] == "mean_rater_means"
+    per = {(r["metric"], r["human_source"]) for r in doc["disagreements"]}
+    assert len(doc["disagreements"]) == 3 * len(per)
+    assert all(r["path"] and r["prompt"] for r in doc["disagreements"])
+    combined = doc["human_vs_metric_per_model"]["combined"]
+    assert {r["statistic"] for r in combined} == {"spearman", "kendall_tau_b", "pearson"}
+    who = {(r["who"], r["name"]) for r in doc["rater_vs_rest"]["pooled"]}
+    assert {("rater", "ann"), ("metric", "vqascore"), ("metric", "gned")} <= who
+    assert run_cli(db_path, "--study", "dash", "--n-boot", "20", "--n-perm", "20") == 0
+    out = capsys.readouterr().out
+    for heading in ("== Rater quality", "combined over models", "== Disagreements"):
+        assert heading in out
+
+
+@pytest.mark.parametrize("command", ["raters exclude", "raters include", "raters excluded"])
+def test_exclusion_commands_have_help_and_docs(capsys, command):
+    with pytest.raises(SystemExit) as info:
+        main([*command.split(), "--help"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: python -m concord {command}")
+    assert f"concord {command}" in (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")

@@ -256,6 +256,7 @@ def _references(db, sid: int) -> dict[str, int]:
 
 def test_delete_study_removes_every_row_and_keeps_raters(db, study_factory, tmp_path):
     from concord.services import ranking
+    from concord.store import runs as run_store
     from concord.store import scores as score_store
 
     gold = tmp_path / "gold.csv"
@@ -271,7 +272,8 @@ def test_delete_study_removes_every_row_and_keeps_raters(db, study_factory, tmp_
     rating.flag(db, "s1", rid, item.image_id, "look")
     rank_set = ranking.next_set(db, "s1", rid)
     ranking.submit(db, "s1", rid, rank_set, [[im.image_id] for im in rank_set.images])
-    run = score_store.start_run(db, sid, "m", "", {})
+    run = run_store.start_run(db, run_id="r1", study_id=sid, metric="m", judge="", params={},
+                              options_key=None, shard="", n_total=1)
     score_store.write_scores(db, sid, [score_store.ScoreRow(item.image_id, "m", "", "", 0.5)],
                              run)
     assert sum(_references(db, sid).values()) > 0

@@ -15,6 +15,7 @@ from importlib import import_module
 
 from concord.config import Settings
 from concord.errors import ConcordError
+from concord.names import name_problem
 
 # Modules that register commands, in the order `--help` lists them.
 COMMAND_MODULES = (
@@ -24,6 +25,7 @@ COMMAND_MODULES = (
     "concord.cli.export",
     "concord.cli.score",
     "concord.cli.stats",
+    "concord.cli.backup",
 )
 
 
@@ -55,6 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = Settings.from_env(args.db)
     try:
+        _check_study_option(args)
         return int(args.func(args, settings) or 0)
     except ConcordError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -68,3 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _check_study_option(args: argparse.Namespace) -> None:
+    """Refuse ``--study ''`` (and a name with a newline or NUL) before any command runs:
+    the import commands would otherwise create a study of that name."""
+    study = getattr(args, "study", None)
+    if study is not None and (problem := name_problem(study, "study")) is not None:
+        raise ConcordError(f"--study: {problem}")

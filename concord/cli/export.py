@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from concord import export
+from concord import atomic, export
 from concord.cli.common import db_for
 from concord.config import Settings
 from concord.errors import ConcordError
@@ -17,12 +17,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``export`` command."""
     p = sub.add_parser(
         "export", help="export the human labels of a study",
-        description="One row per current rating and per ranked image (column 'kind'). "
+        description="One row per current rating, per ranked image and per pair judgment "
+                    "(column 'kind'). "
                     "csv/jsonl/parquet write one file (stdout when -o is omitted, except "
                     "parquet); imagenhub writes <Task>/<Task>_<rater>.tsv files into a folder.")
     p.add_argument("--study", required=True, help="the study to export")
     p.add_argument("--format", choices=export.FORMATS, default="csv")
-    p.add_argument("-o", "--output", help="output file (folder for imagenhub)")
+    p.add_argument("-o", "--output",
+                   help="output file (folder for imagenhub), replaced atomically")
+    p.add_argument("--include-excluded", action="store_true",
+                   help="also export raters excluded from the study ('raters exclude')")
     p.set_defaults(func=_export)
 
 
@@ -31,12 +35,15 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
     if args.format == "imagenhub":
         if not args.output:
             raise ConcordError("--format imagenhub needs -o FOLDER")
-        files = export.write_imagenhub(labels.ratings(db, args.study), Path(args.output))
+        files = export.write_imagenhub(
+            labels.ratings(db, args.study, include_excluded=args.include_excluded),
+            Path(args.output))
         print(f"wrote {len(files)} TSV file(s) to {args.output}", file=sys.stderr)
         return 0
-    data = labels.export_bytes(db, args.study, args.format)
+    data = labels.export_bytes(db, args.study, args.format,
+                               include_excluded=args.include_excluded)
     if args.output:
-        Path(args.output).write_bytes(data)
+        atomic.write_bytes(Path(args.output), data)  # a killed export keeps the previous file
         print(f"wrote {args.output}", file=sys.stderr)
     elif args.format == "parquet":
         raise ConcordError("--format parquet needs -o FILE")

@@ -29,12 +29,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "import-scores", help="import metric scores computed elsewhere",
         description="CSV columns: prompt_id, model, metric, value [, sample, question_id, "
                     "judge]. tiif: TIIF-Bench judge outputs (one JSON object per line), "
-                    "stored per question as metric 'tiif-judge' (1 = correct).")
+                    "stored per question as metric 'tiif-judge' (1 = correct). jsonl: a "
+                    "score file written by `score --output` (several: merge-scores).")
     p.add_argument("--study", required=True, help="target study (created if missing)")
-    p.add_argument("--format", choices=["csv", "tiif"], required=True)
+    p.add_argument("--format", choices=["csv", "tiif", "jsonl"], required=True)
     p.add_argument("--judge", help="judge name for tiif (default: from the file name)")
     p.add_argument("path", type=Path, metavar="PATH",
-                   help="CSV file; for tiif a JSONL file or a <model>/<dim>/<variant>/ tree")
+                   help="CSV file; for tiif a JSONL file or a <model>/<dim>/<variant>/ tree; "
+                        "for jsonl a score file")
     p.set_defaults(func=_import_scores)
 
 
@@ -70,7 +72,8 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
     verb = "created" if s.created else "updated"
     print(f"study {s.study!r} {verb}: {s.models_added} models, {s.prompts_added} prompts, "
           f"{s.questions_added} questions, {s.images_added} images added"
-          f" ({s.images_unchanged} unchanged), {s.gold_added} gold")
+          f" ({s.images_unchanged} unchanged), {s.gold_added} gold"
+          + (f", {s.pairs_added} pairs" if s.pairs_added else ""))
     return 0
 
 

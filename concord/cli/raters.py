@@ -1,4 +1,4 @@
-"""``raters add``, ``raters list`` and ``raters revoke``."""
+"""``raters add``, ``list``, ``revoke``, and ``exclude``/``include`` (a study's statistics)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 
 from concord.cli.common import db_for, print_table
 from concord.config import Settings
-from concord.services import studies
+from concord.services import exclusions, studies
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
 
@@ -39,6 +39,31 @@ def register(sub: argparse._SubParsersAction) -> None:
                                      "Their ratings stay; 'raters add' gives them a new link.")
     rv.add_argument("name", help="the rater's name")
     rv.set_defaults(func=_revoke)
+    _register_exclusions(rsub)
+
+
+def _register_exclusions(rsub: argparse._SubParsersAction) -> None:
+    ex = rsub.add_parser(
+        "exclude", help="leave a rater out of a study's statistics and exports",
+        description="Leave a rater out of one study's statistics (stats, dashboard) and "
+                    "label exports. Nothing is deleted; 'raters include' takes them back. "
+                    "Both are recorded in the audit log.")
+    ex.add_argument("--study", required=True, help="the study")
+    ex.add_argument("--reason", required=True, help="why (kept with the exclusion)")
+    ex.add_argument("name", help="the rater's name")
+    ex.set_defaults(func=_exclude)
+    inc = rsub.add_parser("include", help="take an excluded rater back into a study",
+                          description="Undo 'raters exclude': the rater's ratings and "
+                                      "rankings count again in the study's statistics "
+                                      "and exports.")
+    inc.add_argument("--study", required=True, help="the study")
+    inc.add_argument("name", help="the rater's name")
+    inc.set_defaults(func=_include)
+    ls = rsub.add_parser("excluded", help="list the raters excluded from a study",
+                         description="One line per excluded rater: reason, who excluded "
+                                     "them and when.")
+    ls.add_argument("--study", required=True, help="the study")
+    ls.set_defaults(func=_excluded)
 
 
 def _add(args: argparse.Namespace, settings: Settings) -> int:
@@ -61,4 +86,25 @@ def _list(args: argparse.Namespace, settings: Settings) -> int:
 def _revoke(args: argparse.Namespace, settings: Settings) -> int:
     rater_store.revoke(db_for(settings), args.name)
     print(f"revoked {args.name!r}")
+    return 0
+
+
+def _exclude(args: argparse.Namespace, settings: Settings) -> int:
+    exclusions.exclude_rater(db_for(settings), args.study, args.name, args.reason)
+    print(f"excluded {args.name!r} from study {args.study!r} (its statistics and exports)")
+    return 0
+
+
+def _include(args: argparse.Namespace, settings: Settings) -> int:
+    exclusions.include_rater(db_for(settings), args.study, args.name)
+    print(f"included {args.name!r} in study {args.study!r} again")
+    return 0
+
+
+def _excluded(args: argparse.Namespace, settings: Settings) -> int:
+    rows = exclusions.excluded_raters(db_for(settings), args.study)
+    if not rows:
+        print(f"no rater is excluded from study {args.study!r}")
+        return 0
+    print_table(rows, ["rater", "reason", "actor", "excluded_at"])
     return 0

@@ -1,106 +1,127 @@
-"""``python -m concord score``: run an automatic metric over a study's images."""
+"""``score`` (run a metric over a study), ``merge-scores`` (score files into a study) and
+``metrics`` (what can be scored)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import re
+import signal
+from pathlib import Path
 from typing import Any
 
+from concord.cli import score_args
+from concord.cli.common import db_for, print_table
 from concord.config import Settings
-from concord.scoring import ScoringError, build_evaluator, parse_shard, run_scoring
+from concord.services import metric_scores
+from concord.services.scoring import (
+    RunCancelled,
+    ScoringError,
+    ScoringJob,
+    build_evaluator,
+    parse_shard,
+    run_scoring,
+)
 from concord.store.db import open_db
-from evaluators.registry import list_evaluators
+from evaluators.registry import evaluator_class, list_evaluators
 
 _DEVICE = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
 
-_EPILOG = """\
-examples:
-  python -m concord score --study demo --metric vqascore --model Qwen/Qwen3-VL-8B-Instruct
-  python -m concord score --study tiif --metric gned
-  python -m concord score --study s --metric soft-tifa --model /ckpt/qwen3-vl --shard 0/4
-  python -m concord score --study s --metric paircomp --model M --option top_k=none
-
-A rerun scores only what is missing (or errored). The judge is stored as given (hub id or
-path). HF_HUB_OFFLINE=1 makes a model that is not cached locally fail at once.
-"""
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
-    return value
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the ``score`` command."""
+    """Add the ``score``, ``merge-scores`` and ``metrics`` commands."""
+    score_args.add_score_parser(subparsers, list_evaluators()).set_defaults(func=run)
     p = subparsers.add_parser(
-        "score", help="score a study's images with an automatic metric",
-        description="Score every not-yet-scored image of a study with one metric and store\n"
-                    "one row per image (and per question) tagged with metric, judge and run.",
-        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--study", required=True, help="study name")
-    p.add_argument("--metric", required=True,
-                   help=f"one of: {', '.join(list_evaluators())}")
-    p.add_argument("--model", help="judge VLM: hub id or local folder (default: the "
-                                   "metric's reference judge, where it has one)")
-    p.add_argument("--device", default="auto", help="auto (default), cuda, cuda:N or cpu")
-    p.add_argument("--batch-size", type=_positive_int, default=8,
-                   help="images per batch and per commit; pairs per forward (default 8)")
-    p.add_argument("--limit", type=_positive_int, help="score at most N images")
-    p.add_argument("--shard", help="i/n: score only shard i of n (split by image id)")
-    p.add_argument("--trust-remote-code", action="store_true",
-                   help="allow checkpoints that run their own Python code")
-    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="metric option, repeatable (e.g. top_k=none, base=soft-tifa)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=run)
+        "merge-scores", help="bring score files (score --output) into a study, exactly once",
+        description="Validate every JSONL score file first (file, line, field), then store "
+                    "their scores; a key twice with different values is refused. Rerunning "
+                    "changes nothing. A killed merge is finished by the next one.")
+    p.add_argument("--study", required=True, help="target study (created if missing)")
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                   help="score files (.jsonl) or folders of them")
+    p.set_defaults(func=_merge)
+    p = subparsers.add_parser("metrics", help="list the automatic metrics",
+                              description="Every registered metric with its direction, "
+                                          "whether it needs a judge or questions, and its "
+                                          "default judge.")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_metrics)
 
 
-def parse_options(pairs: list[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` strings → kwargs; values are JSON where they parse, ``none`` → None."""
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key.strip().isidentifier():
-            raise ScoringError(f"--option must be KEY=VALUE, got {pair!r}")
-        if raw.strip().lower() == "none":
-            value: Any = None
-        else:
-            try:
-                value = json.loads(raw)
-            except json.JSONDecodeError:
-                value = raw
-        options[key.strip()] = value
-    return options
+def _metrics(args: argparse.Namespace, settings: Settings) -> int:
+    rows = []
+    for name in list_evaluators():
+        cls = evaluator_class(name)
+        doc = (cls.__doc__ or "").strip().splitlines()
+        rows.append({"metric": name, "higher_is_better": cls.higher_is_better,
+                     "needs_judge": cls.needs_judge, "has_questions": cls.has_questions,
+                     "default_judge": cls.default_model, "about": doc[0] if doc else ""})
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        print_table(rows, ["metric", "higher_is_better", "needs_judge", "has_questions",
+                           "default_judge"])
+    return 0
+
+
+def _merge(args: argparse.Namespace, settings: Settings) -> int:
+    s = metric_scores.merge_score_files(db_for(settings), args.study, args.paths)
+    made = " (new scores-only study)" if s.created_study else ""
+    print(f"study {s.study!r}{made}: {s.rows} scores read from {s.files} file(s), {s.stored} "
+          f"stored (new or changed), {s.runs} run(s) recorded")
+    return 0
+
+
+def _job(args: argparse.Namespace, ranks: Any, key: str | None) -> ScoringJob:
+    shard = parse_shard(args.shard) if args.shard is not None else None
+    if ranks.world > 1:
+        shard = (shard or parse_shard("0/1")).split(ranks.rank, ranks.world)
+    params = {"model": args.model, "device": args.device, "batch_size": args.batch_size,
+              "limit": args.limit, "shard": args.shard, "options": args.option,
+              "dtype": args.dtype, "device_map": args.device_map,
+              "max_memory": args.max_memory, "trust_remote_code": args.trust_remote_code,
+              "share_prefix": not args.no_share_prefix, "world_size": ranks.world}
+    output = score_args.rank_output(args.output, ranks) if args.output else None
+    return ScoringJob(study=args.study, step=args.images_per_step, shard=shard,
+                      limit=args.limit, params=params, options_key=key, output=output,
+                      run_id=args.run_id, log_path=args.log_path,
+                      progress=not args.no_progress and ranks.rank == 0)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Validate everything cheap first, then open the store, then load the judge."""
     if not _DEVICE.match(args.device):
         raise ScoringError(f"--device must be auto, cpu, cuda or cuda:N, got {args.device!r}")
-    shard = parse_shard(args.shard) if args.shard is not None else None
-    evaluator = build_evaluator(
-        args.metric, model=args.model, device=args.device, batch_size=args.batch_size,
-        trust_remote_code=args.trust_remote_code, options=parse_options(args.option))
-    params = {"model": args.model, "device": args.device, "batch_size": args.batch_size,
-              "limit": args.limit, "shard": args.shard, "options": args.option,
-              "trust_remote_code": args.trust_remote_code}
+    options = score_args.parse_options(args.option)
+    ranks = score_args.ranks()
+    judge = score_args.judge_options(args, ranks, evaluator_class_or_error(args.metric))
+    evaluator = build_evaluator(args.metric, model=args.model, options=options, **judge)
+    key = score_args.score_key(evaluator, options, judge)
+    job = _job(args, ranks, key)
     db = open_db(settings.db_path)
+    previous = signal.signal(signal.SIGTERM, _cancel)
     try:
-        summary = run_scoring(db, args.study, evaluator, batch_size=args.batch_size,
-                              shard=shard, limit=args.limit, params=params,
-                              progress=not args.no_progress)
+        summary = run_scoring(db, evaluator, job)
+    except RunCancelled:
+        print(f"{args.metric}: cancelled (SIGTERM); what was scored is kept", flush=True)
+        return 143
     finally:
+        signal.signal(signal.SIGTERM, previous)
         db.close()
-    judge = f" judge={summary.judge!r}" if summary.judge else ""
-    rate = summary.scored / summary.seconds if summary.seconds else 0.0
-    print(f"{summary.metric}{judge}: scored {summary.scored} images ({summary.errors} errors, "
-          f"{summary.rows} rows, {rate:.2f} img/s); {summary.already_done} already done, "
-          f"{summary.other_shards} in other shards; run {summary.run_id or '-'}")
+    score_args.print_summary(summary, ranks, job.output)
     # errored images are rows to retry, not a failed command: exit 0 once the run finished
     return 0
+
+
+def evaluator_class_or_error(metric: str) -> Any:
+    """The metric's class, or the registry's "did you mean" as a ScoringError."""
+    try:
+        return evaluator_class(metric)
+    except KeyError as exc:
+        raise ScoringError(str(exc)) from exc
+
+
+def _cancel(signum: int, frame: object) -> None:
+    # a second SIGTERM must not interrupt the bookkeeping of the first
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise RunCancelled

@@ -14,13 +14,20 @@ from concord.cli.common import db_for, print_table
 from concord.config import Settings
 
 DESCRIPTION = (
-    "Leaderboard of human scores with prompt-bootstrap CIs (mean of per-rater means, std "
-    "across raters), inter-rater agreement (Krippendorff's alpha, Fleiss' kappa) per study "
-    "and per model, ranking statistics, human vs metric correlations (Spearman, Kendall "
-    "tau-b, Pearson with CIs and p-values) per metric x dimension x level (model, item), "
-    "and the benchmark scores of stored metric values (PairComp, GenEval 2, TIIF-Bench, "
-    "GNED, paraphrase consistency). --json prints the whole document "
-    "(docs/stats-json.md); missing statistics are null.")
+    "Leaderboard of human scores with prompt-bootstrap CIs (mean of rater means with the "
+    "std across raters, and mean of image means), inter-rater agreement (Krippendorff's "
+    "alpha, Fleiss' kappa) per study and per model, ranking statistics, human vs metric "
+    "correlations (Spearman, Kendall tau-b, Pearson; bootstrap CI and permutation p at the "
+    "model level, Fisher CI and analytic p at the item level) per metric x dimension x "
+    "level, per-model item-level correlations combined over models (mean r, Fisher z, "
+    "tanh of mean r), rater versus the rest, rater quality flags, the images humans and "
+    "metrics disagree on most, and the benchmark scores of stored metric values "
+    "(PairComp, GenEval 2, TIIF-Bench, GNED, paraphrase consistency), and pairwise A/B "
+    "statistics (win rates, Bradley-Terry with Davidson ties and ties-count-half, also on "
+    "pairs derived from rankings, Elo, left/right bias, agreement, metric pair accuracy). "
+    "Gold items count "
+    "only for rater quality; excluded raters ('raters exclude') are left out. --json "
+    "prints the whole document (docs/stats-json.md); missing statistics are null.")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,6 +45,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--n-perm", type=_positive, default=1000, metavar="N",
                    help="permutations for model-level p-values (default 1000)")
     p.add_argument("--seed", type=int, default=0, metavar="K", help="resampling seed")
+    p.add_argument("--model-score", choices=["image-means", "rater-means"],
+                   default="image-means",
+                   help="human model score of the model-level human-vs-metric correlation: "
+                        "mean of image means (default) or mean of rater means (ImagenHub)")
+    p.add_argument("--n-disagreements", type=_positive, default=20, metavar="N",
+                   help="images listed per metric x judge x human source (default 20)")
     p.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout")
     p.set_defaults(func=_stats)
 
@@ -60,7 +73,9 @@ def _stats(args: argparse.Namespace, settings: Settings) -> int:
     db = db_for(settings)
     doc = report.study_report(db, args.study, n_boot=args.n_boot, n_perm=args.n_perm,
                               seed=args.seed, dimension=args.dimension, metric=args.metric,
-                              by_dimension=args.by_dimension)
+                              by_dimension=args.by_dimension,
+                              model_score=f"mean_{args.model_score.replace('-', '_')}",
+                              n_disagreements=args.n_disagreements)
     if args.json:
         text = report.report_json(doc) + "\n"
     else:
@@ -84,8 +99,8 @@ def _num(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def _ci(row: dict, prefix: str = "") -> str:
-    low, high = row.get(f"{prefix}ci_low"), row.get(f"{prefix}ci_high")
+def _ci(row: dict, prefix: str) -> str:
+    low, high = row.get(f"{prefix}_low"), row.get(f"{prefix}_high")
     return "–" if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
 
 
@@ -97,16 +112,21 @@ def _section(title: str, rows: Sequence[dict], build: Callable[[dict], dict]) ->
 
 
 def _human(r: dict) -> dict:
-    return {"model": r["model"], "criterion": r["criterion"], "mean": _num(r["mean"]),
-            "95% CI": _ci(r), "std (raters)": _num(r["std"]), "raters": r["n_raters"],
+    return {"model": r["model"], "criterion": r["criterion"],
+            "mean of rater means": _num(r["mean_rater_means"]),
+            "95% CI": _ci(r, "mean_rater_means_ci_boot"),
+            "std (raters)": _num(r["std_rater_means"]),
+            "mean of image means": _num(r["mean_image_means"]),
+            "95% CI ": _ci(r, "mean_image_means_ci_boot"), "raters": r["n_raters"],
             "images": r["n_images"]}
 
 
 def _leaderboard(rows: list[dict]) -> list[dict]:
-    """Criterion O first, then the others; best model first within each."""
+    """Derived criteria (O) first, then the others; best model first within each."""
     order = {"O": 0}
     return sorted(rows, key=lambda r: (r.get("dimension") or "", order.get(r["criterion"], 1),
-                                       r["criterion"], -(r["mean"] or 0.0), r["model"]))
+                                       r["criterion"], -(r["mean_rater_means"] or 0.0),
+                                       r["model"]))
 
 
 def _agreement(r: dict) -> dict:
@@ -121,11 +141,16 @@ def _agreement(r: dict) -> dict:
 
 def _correlation(r: dict) -> dict:
     judge = f" ({r['judge']})" if r.get("judge") else ""
+    model = r["level"] == "model"
     return {"metric": f"{r['metric']}{judge}", "human": r["human"],
             "dimension": r["dimension"], "level": r["level"],
-            "Spearman": _num(r.get("spearman")), "95% CI": _ci(r, "spearman_"),
-            "p": _num(r.get("spearman_p"), 4), "Kendall tau-b": _num(r.get("kendall_tau_b")),
-            "Pearson": _num(r.get("pearson")), "n": r.get("n")}
+            "Spearman": _num(r.get("spearman")),
+            "95% CI": _ci(r, "spearman_ci_boot" if model else "spearman_ci_fisher"),
+            "CI": "bootstrap" if model else "Fisher z",
+            "p": _num(r.get("spearman_p_perm" if model else "spearman_p_analytic"), 4),
+            "p test": "permutation" if model else "analytic",
+            "Kendall tau-b": _num(r.get("kendall_tau_b")), "Pearson": _num(r.get("pearson")),
+            "n": r.get("n")}
 
 
 def _plain(keys: Sequence[str]) -> Callable[[dict], dict]:
@@ -135,21 +160,11 @@ def _plain(keys: Sequence[str]) -> Callable[[dict], dict]:
 def print_report(doc: dict) -> None:
     """Print the report's sections as aligned tables (only sections with rows)."""
     meta = doc["meta"]
-    filters = ", ".join(f"{k} {meta[k]}" for k in ("dimension", "metric") if meta.get(k))
-    parts = []
-    if meta["n_ratings"]:
-        parts.append(f"{meta['n_ratings']} ratings by {meta['n_raters']} raters "
-                     f"({meta['n_models']} models, {meta['n_prompts']} prompts)")
-    if meta["n_rankings_rows"]:
-        parts.append(f"{meta['n_rankings_rows']} ranked images")
-    if meta["n_scores"]:
-        parts.append(f"{meta['n_scores']} metric values ({', '.join(meta['metrics'])})")
-    print(f"Study {meta['study']}{f' ({filters})' if filters else ''}: "
-          f"{'; '.join(parts) or 'nothing to summarise'}. CIs: {meta['n_boot']} "
-          f"prompt-bootstrap resamples, seed {meta['seed']}.")
-    if not (doc["human"] or doc["rankings"]["models"] or doc["benchmarks"]["metric_means"]):
-        print("\nNo ratings, rankings or metric scores yet: invite raters, import ratings "
-              "(import-ratings) or score images (python -m concord score).")
+    print(_summary(meta))
+    if not (doc["human"] or doc["rankings"]["models"] or doc["benchmarks"]["metric_means"]
+            or meta.get("n_pair_judgments")):
+        print("\nNo ratings, rankings, pair judgments or metric scores yet: invite raters, "
+              "import ratings (import-ratings) or score images (python -m concord score).")
         return
     _section("Leaderboard (human scores)", _leaderboard(doc["human"]), _human)
     by_dim = doc.get("by_dimension") or {}
@@ -158,13 +173,61 @@ def print_report(doc: dict) -> None:
     _section("Agreement (study)", doc["agreement"]["study"], _agreement)
     _section("Agreement per model", doc["agreement"]["model"], _agreement)
     _section("Agreement per dimension and model", by_dim.get("agreement", []), _agreement)
-    _section("Raters: leave-one-out agreement", doc["agreement"]["raters"],
-             _plain(("rater", "criterion", "spearman", "pearson", "n_items")))
-    _section("Gold items", doc["agreement"]["gold"], _plain(
-        ("rater", "criterion", "n_gold", "n_correct", "accuracy")))
     _print_rankings(doc["rankings"])
-    _section("Human vs metric", doc["human_vs_metric"], _correlation)
+    _print_pairs(doc["pairs"])
+    _section(f"Human vs metric (model level: {meta['model_score']})", doc["human_vs_metric"],
+             _correlation)
+    _section("Per-model item-level correlation, combined over models",
+             doc["human_vs_metric_per_model"]["combined"], _plain(
+                 ("metric", "judge", "human", "dimension", "statistic", "mean_r", "fisher_z",
+                  "tanh_mean_r", "n_models")))
+    _section("Rater (and metric) versus the rest, combined over models",
+             doc["rater_vs_rest"]["combined"], _plain(
+                 ("human", "who", "name", "judge", "statistic", "mean_r", "fisher_z",
+                  "tanh_mean_r", "pooled", "n_models")))
+    _print_raters(doc["raters"])
+    _section("Disagreements (largest rank gap first)", doc["disagreements"], _plain(
+        ("metric", "judge", "human_source", "prompt_id", "model", "human_score",
+         "metric_score", "gap")))
     _print_benchmarks(doc["benchmarks"])
+
+
+def _summary(meta: dict) -> str:
+    filters = ", ".join(f"{k} {meta[k]}" for k in ("dimension", "metric") if meta.get(k))
+    parts = []
+    if meta["n_ratings"]:
+        parts.append(f"{meta['n_ratings']} ratings by {meta['n_raters']} raters "
+                     f"({meta['n_models']} models, {meta['n_prompts']} prompts)")
+    if meta["n_rankings"]:
+        parts.append(f"{meta['n_rankings']} rankings of {meta['n_ranked_prompts']} prompts "
+                     f"({meta['n_ranked_images']} ranked images)")
+    if meta.get("n_pair_judgments"):
+        parts.append(f"{meta['n_pair_judgments']} pair judgments")
+    if meta["n_scores"]:
+        parts.append(f"{meta['n_scores']} metric values ({', '.join(meta['metrics'])})")
+    left_out = []
+    if meta.get("n_gold_ratings") or meta.get("n_gold_rankings"):
+        left_out.append(f"{meta['n_gold_ratings']} gold ratings and "
+                        f"{meta['n_gold_rankings']} gold rankings (rater quality only)")
+    if meta.get("n_gold_pair_judgments"):
+        left_out.append(f"{meta['n_gold_pair_judgments']} gold pair judgments (rater quality "
+                        "only)")
+    if meta.get("excluded_raters"):
+        left_out.append(f"excluded raters {', '.join(meta['excluded_raters'])}")
+    tail = f" Left out: {'; '.join(left_out)}." if left_out else ""
+    return (f"Study {meta['study']}{f' ({filters})' if filters else ''}: "
+            f"{'; '.join(parts) or 'nothing to summarise'}. CIs: {meta['n_boot']} "
+            f"prompt-bootstrap resamples, seed {meta['seed']}.{tail}")
+
+
+def _print_raters(raters: dict) -> None:
+    _section("Rater quality", raters["quality"], _plain(
+        ("rater", "unit", "criterion", "n", "median_seconds", "modal_share",
+         "display_order_share", "rest_spearman", "gold_accuracy")))
+    _section("Rater flags", raters["flags"], _plain(("rater", "flag", "unit", "criterion",
+                                                     "message")))
+    _section("Excluded raters", raters.get("excluded", []), _plain(
+        ("rater", "reason", "actor", "excluded_at")))
 
 
 def _print_rankings(sections: dict) -> None:
@@ -173,7 +236,37 @@ def _print_rankings(sections: dict) -> None:
     _section("Rankings: Kendall's W", sections["kendalls_w"], _plain(
         ("criterion", "mean_w", "median_w", "n_prompts", "mean_raters")))
     _section("Rankings: position bias", sections["position_bias"], _plain(
-        ("criterion", "spearman", "spearman_p", "chi2", "chi2_p", "dof", "n")))
+        ("criterion", "spearman", "spearman_p_analytic", "chi2", "chi2_p_analytic", "dof",
+         "n")))
+
+
+def _bt(r: dict) -> dict:
+    return {"source": r["source"], "criterion": r["criterion"], "ties": r["tie_model"],
+            "model": r["model"], "score": _num(r["score"], 1),
+            "95% CI": "–" if r["score_ci_low"] is None else
+            f"[{r['score_ci_low']:.1f}, {r['score_ci_high']:.1f}]",
+            "nu": _num(r["nu"]), "comparisons": r["n_comparisons"]}
+
+
+def _print_pairs(sections: dict) -> None:
+    _section("Pairs: Bradley-Terry scores (mean = 1000, +400 = odds 10:1)",
+             sections["bradley_terry"], _bt)
+    _section("Pairs: win rates (ties count half)", sections["win_rates"], _plain(
+        ("criterion", "model", "win_rate", "win_rate_ci_low", "win_rate_ci_high", "n", "wins",
+         "losses", "ties", "both_bad")))
+    _section("Pairs: Elo (K = 4, mean over 100 orders)", sections["elo"], _plain(
+        ("criterion", "model", "elo", "elo_sd", "n_comparisons")))
+    _section("Pairs: left/right bias", sections["position_bias"], _plain(
+        ("criterion", "n_decisive", "left_share", "ci_low", "ci_high", "p_value",
+         "tie_share")))
+    _section("Pairs: rater agreement", sections["agreement"], _plain(
+        ("criterion", "both_bad", "alpha_nominal", "percent_agreement", "n_items",
+         "n_raters")))
+    _section("Pairs: metric pair accuracy", sections["metric_accuracy"], _plain(
+        ("source", "metric", "judge", "accuracy", "ci_low", "ci_high", "n_pairs",
+         "metric_tie_share")))
+    _section("Pairs: not computed", sections["problems"], _plain(
+        ("section", "source", "criterion", "message")))
 
 
 def _print_benchmarks(bench: dict) -> None:

@@ -17,6 +17,12 @@ from concord.errors import Problem
 from concord.importers.folders import Layout, model_dirs
 from concord.importers.images import EXTENSIONS, safe_relative
 from concord.importers.manifest import Manifest
+from concord.importers.safe_load import (
+    INT64_MAX,
+    MAX_SAMPLE,
+    whole_number,
+    whole_number_problem,
+)
 from concord.importers.tables import TableError, read_json, read_jsonl
 from concord.plan import PromptSpec, QuestionSpec
 
@@ -75,7 +81,12 @@ def _paircomp_images(model: str, folder: Path, keys: set[str], layout: Layout) -
             layout.problems.append(Problem(str(f), f"pair {match.group(1)} is not in "
                                                    "PairComp.json", field="path"))
             continue
-        layout.files.append((key, model, int(match.group(3)), f))
+        try:
+            sample = whole_number(match.group(3), 0, MAX_SAMPLE)
+        except ValueError as exc:
+            layout.problems.append(Problem(str(f), f"sample: {exc}", field="path"))
+            continue
+        layout.files.append((key, model, sample, f))
 
 
 def read_geneval2(m: Manifest) -> Layout:
@@ -119,8 +130,9 @@ def _geneval2_prompt(path: Path, line: int, n: int, row: dict[str, Any],
         bad("skills", f"expected one skill per question ({len(vqa)}), got {skills!r}")
         return None
     atoms = row.get("atom_count")
-    if isinstance(atoms, bool) or not isinstance(atoms, int):
-        bad("atom_count", f"expected a whole number, got {atoms!r}")
+    problem = whole_number_problem(atoms, 0, INT64_MAX)
+    if problem is not None:
+        bad("atom_count", problem)
         return None
     questions = [QuestionSpec(str(j), str(q), str(a), str(s))
                  for j, ((q, a), s) in enumerate(zip(vqa, skills, strict=True))]
@@ -212,7 +224,8 @@ def _tiif_dimension(dim: str, pfile: Path, qfile: Path, variants: list[str],
 
 def _tiif_images(model: str, folder: Path, keys: set[str], layout: Layout) -> None:
     for f in sorted(folder.glob("*/*/*")):
-        if f.name.startswith(".") or not f.is_file() or f.suffix.lower() not in EXTENSIONS:
+        # not is_file(): a pipe named like an image is verified (and refused), not skipped
+        if f.name.startswith(".") or f.is_dir() or f.suffix.lower() not in EXTENSIONS:
             continue
         dim, variant = f.parent.parent.name, f.parent.name
         key = f"{dim}/{f.stem}/{variant}"

@@ -11,8 +11,10 @@ from concord.errors import InputError, Problem
 from concord.importers import benchmarks, folders
 from concord.importers.images import verify_many
 from concord.importers.manifest import Manifest, load_manifest
+from concord.importers.pair_manifest import PAIR_GOLD, add_gold_pair, check_pairs
+from concord.importers.safe_load import MAX_SAMPLE, finite_number, shown, whole_number
 from concord.importers.tables import TableError, read_records
-from concord.plan import GoldSpec, ImageSpec, PromptSpec, StudyPlan
+from concord.plan import GoldPairSpec, GoldSpec, ImageSpec, PromptSpec, StudyPlan
 from concord.rubrics import list_rubrics, load_rubric_by_id
 
 READERS: dict[str, Callable[[Manifest], folders.Layout]] = {
@@ -54,14 +56,16 @@ def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
     ]
     models = m.models or layout.models
     problems += _select_rank_set(m, layout.prompts, models)
-    gold = _read_gold(m, layout.prompts, models, problems)
+    problems += check_pairs(m.pairs, list(models), str(m.path))
+    gold_pairs: list[GoldPairSpec] = []
+    gold = _read_gold(m, layout.prompts, models, problems, gold_pairs)
     if not layout.prompts and not problems:
         problems.append(Problem(str(m.path), "the study has no prompts", field="prompts"))
     if problems:
         raise InputError(problems)
     return StudyPlan(name=m.name, protocol=m.protocol, rubric=m.rubric, root=str(m.root),
                      settings=m.settings(), models=list(models), prompts=layout.prompts,
-                     images=images, gold=gold)
+                     images=images, gold=gold, gold_pairs=gold_pairs)
 
 
 def _check_sources(m: Manifest, prompts: list[PromptSpec]) -> list[Problem]:
@@ -101,7 +105,7 @@ def _check_dimension_rubrics(m: Manifest, prompts: list[PromptSpec]) -> list[Pro
 def _select_rank_set(m: Manifest, prompts: list[PromptSpec], models: list[str]) -> list[Problem]:
     """Mark which prompts a ranking study shows; sampling is seeded and recorded."""
     r = m.ranking
-    if m.protocol == "score":
+    if m.protocol in ("score", "pair"):
         return []
     problems: list[Problem] = []
     if not MIN_RANK_SET <= len(models) <= MAX_RANK_SET:
@@ -136,8 +140,15 @@ def _sample_per_dimension(prompts: list[PromptSpec], k: int, seed: int) -> set[s
     return chosen
 
 
+# In a gold file, this criterion marks a ranking gold: the image must get rank `expected`.
+RANK_GOLD = "rank"
+
+
 def _read_gold(m: Manifest, prompts: list[PromptSpec], models: list[str],
-               problems: list[Problem]) -> list[GoldSpec]:
+               problems: list[Problem], gold_pairs: list[GoldPairSpec]) -> list[GoldSpec]:
+    """Gold rows: an expected score of one image, (criterion ``rank``) the rank an image
+    must get in its prompt's ranking set (1 = a known best image), or (criterion ``pair``,
+    added to ``gold_pairs``) a pair whose better image is known."""
     if m.gold is None:
         return []
     try:
@@ -145,18 +156,77 @@ def _read_gold(m: Manifest, prompts: list[PromptSpec], models: list[str],
     except TableError as exc:
         problems.extend(exc.problems)
         return []
-    keys, out = {p.key for p in prompts}, []
+    by_key = {p.key: p for p in prompts}
+    out: list[GoldSpec] = []
+    ranked: set[tuple[str, float]] = set()
     for line, row in rows:
+        before = len(problems)
+
         def bad(fld: str, msg: str, line: int = line) -> None:
             problems.append(Problem(str(m.gold), msg, row=line, field=fld))
-        if row["prompt_id"] not in keys:
-            bad("prompt_id", f"unknown prompt id {row['prompt_id']!r}")
+        if str(row["prompt_id"]) not in by_key:
+            bad("prompt_id", f"unknown prompt id {shown(row['prompt_id'])}")
         if row["model"] not in models:
-            bad("model", f"unknown model {row['model']!r}")
-        try:
-            out.append(GoldSpec(str(row["prompt_id"]), str(row["model"]),
-                                int(row.get("sample") or 0), str(row["criterion"]),
-                                float(row["expected"]), float(row.get("tolerance") or 0)))
-        except ValueError as exc:
-            bad("expected", f"not a number ({exc})")
+            bad("model", f"unknown model {shown(row['model'])}")
+        if str(row["criterion"]) == PAIR_GOLD:
+            if len(problems) == before:
+                add_gold_pair(row, models, m.pairs, bad, gold_pairs)
+            continue
+        sample, expected, tolerance = _gold_numbers(row, bad)
+        if len(problems) > before:
+            continue
+        spec = _gold_spec(row, (sample, expected, tolerance), bad, m.protocol, len(models))
+        if spec is not None and _new_rank(spec, ranked, by_key, bad):
+            out.append(spec)
     return out
+
+
+def _new_rank(spec: GoldSpec, ranked: set[tuple[str, float]], by_key: dict[str, PromptSpec],
+              bad: Callable[[str, str], None]) -> bool:
+    """A ranking gold's prompt becomes a ranking set; one gold image per rank and prompt."""
+    if spec.unit != "prompt":
+        return True
+    if (spec.prompt_key, spec.expected) in ranked:
+        bad("expected", f"prompt {spec.prompt_key!r} already has a gold image for rank "
+                        f"{spec.expected:g}")
+        return False
+    ranked.add((spec.prompt_key, spec.expected))
+    by_key[spec.prompt_key].rank_set = True  # every rater must meet it
+    return True
+
+
+def _gold_numbers(row: dict[str, Any], bad: Callable[[str, str], None]) -> tuple[int, float, float]:
+    """(sample, expected, tolerance) of a gold row; each bad field is reported."""
+    sample, expected, tolerance = 0, 0.0, 0.0
+    try:
+        sample = whole_number(row.get("sample") or "0", 0, MAX_SAMPLE)
+    except ValueError as exc:
+        bad("sample", str(exc))
+    try:
+        expected = finite_number(row["expected"])
+    except ValueError as exc:
+        bad("expected", str(exc))
+    try:
+        tolerance = finite_number(row.get("tolerance") or "0")
+    except ValueError as exc:
+        bad("tolerance", str(exc))
+    if tolerance < 0:
+        bad("tolerance", f"expected a number ≥ 0, got {tolerance:g}")
+    return sample, expected, tolerance
+
+
+def _gold_spec(row: dict[str, Any], numbers: tuple[int, float, float],
+               bad: Callable[[str, str], None], protocol: str, n_models: int) -> GoldSpec | None:
+    """A scoring gold, or (criterion ``rank``) a ranking gold after its own checks."""
+    sample, expected, tolerance = numbers
+    ranking = str(row["criterion"]) == RANK_GOLD
+    if ranking and protocol not in ("rank", "both"):
+        bad("criterion", "a ranking gold ('rank') needs protocol rank or both")
+        return None
+    if ranking and not (float(expected).is_integer() and 1 <= expected <= n_models):
+        bad("expected", f"a rank from 1 to {n_models}, got {row['expected']!r}")
+        return None
+    # "overall" is the criterion every ranking is stored under (concord.services.ranking).
+    return GoldSpec(str(row["prompt_id"]), str(row["model"]), sample,
+                    "overall" if ranking else str(row["criterion"]), expected, tolerance,
+                    unit="prompt" if ranking else "image")

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 from concord.errors import Problem
 from concord.importers.images import EXTENSIONS, safe_relative
 from concord.importers.manifest import Manifest
+from concord.importers.safe_load import INT64_MAX, MAX_SAMPLE, shown, whole_number
 from concord.importers.tables import TableError, read_records
 from concord.plan import PromptSpec
 
@@ -79,9 +81,9 @@ def _prompt_from_row(
     spec.meta = {k: v for k, v in row.items() if k not in PROMPT_COLUMNS and v not in ("", None)}
     if _opt(row, "atom_count") is not None:
         try:
-            spec.atom_count = int(str(row["atom_count"]))
-        except ValueError:
-            bad("atom_count", f"expected a whole number, got {row['atom_count']!r}")
+            spec.atom_count = whole_number(row["atom_count"], 0, INT64_MAX)
+        except ValueError as exc:
+            bad("atom_count", str(exc))
     if _opt(row, "skills") is not None:
         skills = row["skills"]
         spec.skills = skills if isinstance(skills, list) else [
@@ -138,6 +140,10 @@ def scan_model_dir(model: str, folder: Path, keys: set[str], layout: Layout) -> 
             layout.problems.append(Problem(str(f), f"file name matches no prompt id (expected "
                                                    f"<prompt_id>[_<sample>]{f.suffix})",
                                            field="prompt_id"))
+            continue
+        if sample > MAX_SAMPLE:
+            layout.problems.append(Problem(str(f), f"sample number {shown(sample)} in the file "
+                                                   f"name is above {MAX_SAMPLE:,}", field="sample"))
             continue
         if (key, sample) in seen:
             layout.problems.append(Problem(str(f), f"second image for prompt {key!r} sample "
@@ -264,7 +270,8 @@ def _imagenhub_prompt(m: Manifest, task: Path, uid: str, given: PromptSpec | Non
     spec.benchmark, spec.dimension = "imagenhub", task.name
     spec.meta = {**spec.meta, "uid": uid}
     src = task / "input" / uid
-    if spec.source_image is None and src.is_file():
+    # lexists, not is_file: a pipe, a link loop or a folder there is reported, not skipped
+    if spec.source_image is None and os.path.lexists(src):
         spec.source_image, problem = safe_relative(m.root, src, label=str(src))
         if problem is not None:
             layout.problems.append(Problem(str(src), problem.message, field="source_image"))

@@ -12,6 +12,7 @@ from pathlib import Path
 from PIL import Image
 
 from concord.errors import Problem
+from concord.importers.tables import regular_file_problem
 
 FORMATS = {"PNG": ".png", "JPEG": ".jpg", "WEBP": ".webp"}
 EXTENSIONS = {".png", ".jpg", ".jpeg", ".webp"}
@@ -44,8 +45,11 @@ def safe_relative(root: Path, path: Path, *, label: str) -> tuple[str | None, Pr
                              field="path")
     try:
         resolved = path.resolve(strict=True)
-    except (FileNotFoundError, RuntimeError):
+    except FileNotFoundError:
         return None, Problem(label, "file not found", field="path")
+    except (OSError, RuntimeError, ValueError) as exc:
+        # RuntimeError: a symbolic link loop (Python < 3.13); ValueError: a NUL in the path
+        return None, Problem(label, f"path cannot be resolved ({exc})", field="path")
     if not resolved.is_relative_to(base):
         return None, Problem(label, f"path leaves the study root {root} (resolves to {resolved})",
                              field="path")
@@ -55,10 +59,12 @@ def safe_relative(root: Path, path: Path, *, label: str) -> tuple[str | None, Pr
 def verify_image(root: Path, path: Path, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> ImageInfo:
     """Open, fully decode and hash one image; raise ValueError naming what is wrong."""
     rel, problem = safe_relative(root, path, label=str(path))
+    if problem is None:  # a pipe or device would block the read below for ever
+        problem = regular_file_problem(path)
     if problem is not None:
         raise ValueError(problem.message)
-    data = path.read_bytes()
-    if not data:
+    size, digest = _hash(path)
+    if not size:
         raise ValueError("empty file")
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
@@ -77,7 +83,17 @@ def verify_image(root: Path, path: Path, *, max_pixels: int = DEFAULT_MAX_PIXELS
         raise ValueError(f"image has {w}×{h} = {w * h:,} pixels, above the limit of "
                          f"{max_pixels:,} (set max_pixels in the manifest to allow it)")
     _decode_fully(path)
-    return ImageInfo(str(rel), hashlib.sha256(data).hexdigest(), len(data), w, h, fmt)
+    return ImageInfo(str(rel), digest, size, w, h, fmt)
+
+
+def _hash(path: Path) -> tuple[int, str]:
+    """Size and SHA-256 of a file, read in blocks (memory stays small for any size)."""
+    sha, size = hashlib.sha256(), 0
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            sha.update(block)
+            size += len(block)
+    return size, sha.hexdigest()
 
 
 def _decode_fully(path: Path) -> None:

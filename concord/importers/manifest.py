@@ -2,24 +2,36 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from concord.errors import InputError, Problem
 from concord.importers.images import DEFAULT_MAX_PIXELS
+from concord.importers.pair_manifest import PairSettings, parse_pairs
+from concord.importers.safe_load import (
+    INT64_MAX,
+    INT64_MIN,
+    MAX_DOCUMENT_BYTES,
+    MAX_RATERS_PER_ITEM,
+    MAX_SAMPLE,
+    LoadError,
+    load_json,
+    load_yaml,
+    whole_number_problem,
+)
 from concord.importers.tables import TableError, read_text
-from concord.plan import PROTOCOLS
+from concord.names import name_problem
+from concord.plan import DEFAULT_LEASE_MINUTES, PROTOCOLS
+from concord.stats.quality import QualityThresholds
 
 LAYOUTS = ("folder", "imagenhub", "paircomp", "geneval2", "tiif", "paraphrase")
 KNOWN_KEYS = {
     "name", "description", "protocol", "rubric", "layout", "root", "prompts", "questions",
     "models", "raters_per_item", "ranking", "gold", "max_pixels", "tasks", "variants",
-    "benchmark", "seed", "rubrics",
+    "benchmark", "seed", "lease_minutes", "quality", "pairs", "rubrics",
 }
+MAX_LEASE_MINUTES = 7 * 24 * 60
 RANKING_KEYS = {"prompts_per_dimension", "prompts", "seed", "ties", "sample", "criteria"}
 
 
@@ -57,11 +69,14 @@ class Manifest:
     description: str = ""
     seed: int = 0
     benchmark: str | None = None
+    lease_minutes: float = DEFAULT_LEASE_MINUTES
+    quality: dict[str, Any] = field(default_factory=dict)
+    pairs: PairSettings = field(default_factory=PairSettings)
     rubrics: dict[str, str] = field(default_factory=dict)  # dimension -> its own rubric id
 
     def settings(self) -> dict[str, Any]:
         """Study settings stored in the database."""
-        r = self.ranking
+        r, pairs = self.ranking, self.pairs.settings(self.raters_per_item)
         per_dimension = {"rubrics": dict(self.rubrics)} if self.rubrics else {}
         return {
             **per_dimension,
@@ -70,6 +85,9 @@ class Manifest:
             "description": self.description,
             "seed": self.seed,
             "benchmark": self.benchmark,
+            "lease_minutes": self.lease_minutes,
+            **({"quality": self.quality} if self.quality else {}),
+            **({"pairs": pairs} if pairs else {}),
             "ranking": {"ties": r.ties, "sample": r.sample, "seed": r.seed,
                         "prompts_per_dimension": r.prompts_per_dimension},
         }
@@ -79,7 +97,7 @@ def load_manifest(path: Path) -> Manifest:
     """Parse and validate a manifest; InputError lists every problem (file and key)."""
     label = str(path)
     try:
-        text = read_text(path)
+        text = read_text(path, MAX_DOCUMENT_BYTES)
     except TableError as exc:
         raise InputError(exc.problems) from exc
     data = _parse(path, text)
@@ -93,14 +111,9 @@ def load_manifest(path: Path) -> Manifest:
 def _parse(path: Path, text: str) -> dict[str, Any]:
     label = str(path)
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except json.JSONDecodeError as exc:
-        raise InputError([Problem(label, f"malformed JSON: {exc.msg}", row=exc.lineno)]) from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        row = mark.line + 1 if mark is not None else None
-        raise InputError([Problem(label, f"malformed YAML: {exc}".splitlines()[0], row=row)]) \
-            from exc
+        data = load_json(text) if path.suffix.lower() == ".json" else load_yaml(text)
+    except LoadError as exc:
+        raise InputError([Problem(label, exc.message, row=exc.line)]) from exc
     if not isinstance(data, dict):
         raise InputError([Problem(label, f"the manifest must be a mapping, got "
                                          f"{type(data).__name__}")])
@@ -116,8 +129,8 @@ def _build(path: Path, d: dict[str, Any], problems: list[Problem]) -> Manifest |
     for key in sorted(set(d) - KNOWN_KEYS):
         bad(key, f"unknown key (known keys: {', '.join(sorted(KNOWN_KEYS))})")
     name = d.get("name")
-    if not isinstance(name, str) or not name.strip():
-        bad("name", "a non-empty study name is required")
+    if (problem := name_problem(name, "study")) is not None:
+        bad("name", problem)
     protocol = d.get("protocol", "score")
     if protocol not in PROTOCOLS:
         bad("protocol", f"{protocol!r} is not one of {', '.join(PROTOCOLS)}")
@@ -133,13 +146,15 @@ def _build(path: Path, d: dict[str, Any], problems: list[Problem]) -> Manifest |
     _fill_files(m, d, base, bad)
     _fill_numbers(m, d, bad)
     m.ranking = _ranking(d.get("ranking"), bad)
+    m.pairs = parse_pairs(d.get("pairs"), protocol, bad)
     return m
 
 
 def _rubric(d: dict[str, Any], protocol: Any, bad: Any) -> str | None:
     rubric = d.get("rubric")
     if rubric is None:
-        return "tiif-ranking" if protocol == "rank" else "imagenhub-text-to-image"
+        # A pair is judged on the ranking study's criteria (prompt following, quality).
+        return "tiif-ranking" if protocol in ("rank", "pair") else "imagenhub-text-to-image"
     if not isinstance(rubric, str) or not rubric:
         bad("rubric", f"expected a rubric id, got {rubric!r}")
         return None
@@ -162,7 +177,11 @@ def _path(base: Path, value: Any, key: str, bad: Any, *, must_be_dir: bool = Fal
     if not isinstance(value, str) or not value:
         bad(key, f"expected a path, got {value!r}")
         return None
-    p = (base / value).resolve()
+    try:
+        p = (base / value).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop, a NUL in the path
+        bad(key, f"path cannot be resolved: {value!r} ({exc})")
+        return None
     if must_be_dir and not p.is_dir():
         bad(key, f"directory not found: {p}")
         return None
@@ -198,27 +217,50 @@ def _fill_files(m: Manifest, d: dict[str, Any], base: Path, bad: Any) -> None:
             setattr(m, key, list(val))
 
 
-def _positive_int(d: dict[str, Any], key: str, default: int, bad: Any) -> int:
+def _whole(d: dict[str, Any], key: str, default: int, bad: Any, *, low: int = 1,
+           high: int = INT64_MAX, at: str = "") -> int:
+    """``d[key]`` as a whole number in [low, high] (SQLite stores 64-bit integers at most)."""
     val = d.get(key, default)
-    if isinstance(val, bool) or not isinstance(val, int) or val < 1:
-        bad(key, f"expected a positive whole number, got {val!r}")
+    problem = whole_number_problem(val, low, high)
+    if problem is not None:
+        bad(at + key, problem)
         return default
     return val
 
 
 def _fill_numbers(m: Manifest, d: dict[str, Any], bad: Any) -> None:
-    m.raters_per_item = _positive_int(d, "raters_per_item", 3, bad)
-    m.max_pixels = _positive_int(d, "max_pixels", DEFAULT_MAX_PIXELS, bad)
-    seed = d.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        bad("seed", f"expected a whole number, got {seed!r}")
+    m.raters_per_item = _whole(d, "raters_per_item", 3, bad, high=MAX_RATERS_PER_ITEM)
+    m.max_pixels = _whole(d, "max_pixels", DEFAULT_MAX_PIXELS, bad)
+    m.seed = _whole(d, "seed", 0, bad, low=INT64_MIN)
+    lease = d.get("lease_minutes", DEFAULT_LEASE_MINUTES)
+    if isinstance(lease, bool) or not isinstance(lease, int | float) or not (
+            0 < lease <= MAX_LEASE_MINUTES):
+        bad("lease_minutes", f"expected minutes more than 0 and at most {MAX_LEASE_MINUTES}"
+                             f" (a week), got {lease!r}")
     else:
-        m.seed = seed
+        m.lease_minutes = float(lease)
+    m.quality = _quality(d.get("quality"), bad)
     benchmark = d.get("benchmark")
     if benchmark is not None and not isinstance(benchmark, str):
         bad("benchmark", f"expected a name, got {benchmark!r}")
     else:
         m.benchmark = benchmark
+
+
+def _quality(value: Any, bad: Any) -> dict[str, Any]:
+    """Flag thresholds of the rater-quality checks (docs/stats.md), checked here so a typo
+    is refused at import rather than at the first report."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        bad("quality", f"expected a mapping of thresholds, got {value!r}")
+        return {}
+    try:
+        QualityThresholds.from_settings(value)
+    except ValueError as exc:
+        bad("quality", str(exc))
+        return {}
+    return dict(value)
 
 
 def _ranking(r: Any, bad: Any) -> Ranking:
@@ -231,21 +273,14 @@ def _ranking(r: Any, bad: Any) -> Ranking:
     for key in sorted(set(r) - RANKING_KEYS):
         bad(f"ranking.{key}", f"unknown key (known: {', '.join(sorted(RANKING_KEYS))})")
     if "prompts_per_dimension" in r:
-        out.prompts_per_dimension = _positive_int(r, "prompts_per_dimension", 3, bad)
+        out.prompts_per_dimension = _whole(r, "prompts_per_dimension", 3, bad, at="ranking.")
     if "prompts" in r:
         if isinstance(r["prompts"], list) and all(isinstance(x, str) for x in r["prompts"]):
             out.prompts = list(r["prompts"])
         else:
             bad("ranking.prompts", f"expected a list of prompt ids, got {r['prompts']!r}")
-    seed, sample = r.get("seed", 0), r.get("sample", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        bad("ranking.seed", f"expected a whole number, got {seed!r}")
-    else:
-        out.seed = seed
-    if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
-        bad("ranking.sample", f"expected a sample index ≥ 0, got {sample!r}")
-    else:
-        out.sample = sample
+    out.seed = _whole(r, "seed", 0, bad, low=INT64_MIN, at="ranking.")
+    out.sample = _whole(r, "sample", 0, bad, low=0, high=MAX_SAMPLE, at="ranking.")
     if not isinstance(r.get("ties", False), bool):
         bad("ranking.ties", f"expected true or false, got {r.get('ties')!r}")
     else:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import stat
 from pathlib import Path
 from typing import Any
 
 from concord.errors import Problem
+from concord.importers.safe_load import MAX_TABLE_BYTES, LoadError, load_json
 
 
 class TableError(Exception):
@@ -34,6 +34,8 @@ def regular_file_problem(path: Path, label: str | None = None) -> Problem | None
         return Problem(label, "file not found")
     except OSError as exc:  # ELOOP (symlink loop), ENAMETOOLONG, EACCES...
         return Problem(label, f"cannot be read: {exc.strerror or exc}")
+    except ValueError as exc:  # a NUL character in the path
+        return Problem(label, f"cannot be read: {exc}")
     if stat.S_ISDIR(mode):
         return Problem(label, "is a directory, expected a file")
     if not stat.S_ISREG(mode):
@@ -41,13 +43,31 @@ def regular_file_problem(path: Path, label: str | None = None) -> Problem | None
     return None
 
 
-def read_text(path: Path) -> str:
-    """The file as UTF-8 text (a BOM is allowed); TableError for a missing or non-UTF-8 file."""
-    label = str(path)
-    problem = regular_file_problem(path, label)
+def read_bytes(path: Path, limit: int = MAX_TABLE_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; TableError otherwise."""
+    problem = regular_file_problem(path)
     if problem is not None:
         raise TableError([problem])
-    data = path.read_bytes()
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)  # +1: a file that grew since stat is caught too
+    except OSError as exc:
+        raise TableError([Problem(str(path), f"cannot be read: {exc.strerror or exc}")]) from exc
+    if len(data) > limit:
+        raise TableError([Problem(str(path), f"file larger than the limit of {_size(limit)} "
+                                             f"for this input ({_size(path.stat().st_size)})")])
+    return data
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 20):,.1f} MiB" if n >= 1 << 20 else f"{n:,} bytes"
+
+
+def read_text(path: Path, limit: int = MAX_TABLE_BYTES) -> str:
+    """The file as UTF-8 text (a BOM is allowed); TableError for a missing, non-regular,
+    too large or non-UTF-8 file."""
+    label = str(path)
+    data = read_bytes(path, limit)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -108,14 +128,14 @@ def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     text = read_text(path)
     rows: list[tuple[int, dict[str, Any]]] = []
     problems: list[Problem] = []
-    for n, line in enumerate(text.splitlines(), start=1):
+    # split("\n"), not splitlines(): a JSON string may hold U+2028 and other line breaks
+    for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(str(path), f"malformed JSON: {exc.msg} (column {exc.colno})",
-                                    row=n))
+            obj = load_json(line)
+        except LoadError as exc:
+            problems.append(Problem(str(path), exc.message, row=n))
             continue
         if not isinstance(obj, dict):
             problems.append(Problem(str(path), f"expected a JSON object, got "
@@ -131,10 +151,9 @@ def read_json(path: Path) -> Any:
     """A whole JSON document; TableError with the line of a syntax error."""
     text = read_text(path)
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TableError([Problem(str(path), f"malformed JSON: {exc.msg} (column {exc.colno})",
-                                  row=exc.lineno)]) from exc
+        return load_json(text)
+    except LoadError as exc:
+        raise TableError([Problem(str(path), exc.message, row=exc.line)]) from exc
 
 
 def read_records(path: Path, required: set[str]) -> list[tuple[int, dict[str, Any]]]:

@@ -9,12 +9,20 @@ or a ``model`` field); the variant from ``desc`` and the path, which must agree.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pandas as pd
 
 from concord.errors import InputError, Problem
+from concord.importers.safe_load import (
+    INT64_MAX,
+    MAX_DOCUMENT_BYTES,
+    LoadError,
+    load_json,
+    whole_number_problem,
+)
+from concord.importers.tables import TableError, read_bytes, regular_file_problem
 
 REQUIRED = ("attribute", "desc", "line_idx", "questions", "gt_answers", "model_pred")
 COLUMNS = ["model", "dimension", "variant", "prompt_index", "question_id", "question",
@@ -44,13 +52,10 @@ def _record_rows(obj: object, where: tuple[str, int], from_path: dict[str, str],
 
     if not isinstance(obj, dict):
         return [], problem(f"expected a JSON object, got {type(obj).__name__}")
-    missing = [k for k in REQUIRED if k not in obj]
-    if missing:
-        return [], [p for k in missing for p in problem("missing field", k)]
+    shape = _shape_problems(obj, problem)
+    if shape:
+        return [], shape
     lists = {k: obj[k] for k in ("questions", "gt_answers", "model_pred")}
-    for key, value in lists.items():
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            return [], problem("must be a list of strings", key)
     sizes = {k: len(v) for k, v in lists.items()}
     if len(set(sizes.values())) > 1 and on_length_mismatch == "error":
         return [], problem(f"list lengths differ {sizes}; pass on_length_mismatch='truncate' "
@@ -75,6 +80,21 @@ def _record_rows(obj: object, where: tuple[str, int], from_path: dict[str, str],
              lists["gt_answers"][q].strip().lower() == lists["model_pred"][q].strip().lower())
             for q in range(n)]
     return rows, []
+
+
+def _shape_problems(obj: dict, problem: Callable[..., list[Problem]]) -> list[Problem]:
+    """Missing fields, a ``line_idx`` SQLite cannot store, lists that are not of strings."""
+    missing = [k for k in REQUIRED if k not in obj]
+    if missing:
+        return [p for k in missing for p in problem("missing field", k)]
+    bad_index = whole_number_problem(obj["line_idx"], 0, INT64_MAX)
+    if bad_index is not None:
+        return problem(bad_index, "line_idx")
+    for key in ("questions", "gt_answers", "model_pred"):
+        value = obj[key]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return problem("must be a list of strings", key)
+    return []
 
 
 def _frame(rows: list[tuple]) -> pd.DataFrame:
@@ -108,18 +128,15 @@ def read_tiif_judge_jsonl(path: Path, *, on_length_mismatch: str = "error") -> p
     path = Path(path)
     rows: list[tuple] = []
     problems: list[Problem] = []
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                problems.append(Problem(str(path), f"malformed JSON: {exc}", row=number))
-                continue
-            got, bad = _record_rows(obj, (str(path), number), {}, on_length_mismatch)
-            rows.extend(got)
-            problems.extend(bad)
+    for number, raw in _lines(path):
+        try:
+            obj = load_json(raw.decode("utf-8"))
+        except (LoadError, UnicodeDecodeError) as exc:
+            problems.append(Problem(str(path), _json_problem(exc), row=number))
+            continue
+        got, bad = _record_rows(obj, (str(path), number), {}, on_length_mismatch)
+        rows.extend(got)
+        problems.extend(bad)
     if not rows and not problems:
         problems.append(Problem(str(path), "empty file: no judge record", row=1))
     if problems:
@@ -144,9 +161,12 @@ def read_tiif_judge_tree(root: Path, *, on_length_mismatch: str = "error") -> pd
     problems: list[Problem] = []
     for path in paths:
         try:
-            obj = json.loads(path.read_bytes())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            problems.append(Problem(str(path), f"malformed JSON: {exc}", row=1))
+            obj = load_json(read_bytes(path, MAX_DOCUMENT_BYTES).decode("utf-8"))
+        except TableError as exc:  # not a regular file, too large
+            problems.extend(exc.problems)
+            continue
+        except (LoadError, UnicodeDecodeError) as exc:
+            problems.append(Problem(str(path), _json_problem(exc), row=1))
             continue
         meta = _path_parts(str(path.relative_to(root)))
         got, bad = _record_rows(obj, (str(path), 1), meta, on_length_mismatch)
@@ -157,6 +177,23 @@ def read_tiif_judge_tree(root: Path, *, on_length_mismatch: str = "error") -> pd
     if problems:
         raise JudgeFileError(problems)
     return _frame(rows)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """Numbered non-blank lines of a regular file (a pipe would block the read for ever)."""
+    not_regular = regular_file_problem(path)
+    if not_regular is not None:
+        raise JudgeFileError([not_regular])
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if raw.strip():
+                yield number, raw
+
+
+def _json_problem(exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+    return exc.message if isinstance(exc, LoadError) else str(exc)
 
 
 def _index(path: Path) -> tuple[int, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import os
 import secrets
@@ -56,6 +57,17 @@ def check_admin(given: str, secret: str) -> User:
     if not given or not hmac.compare_digest(given.strip().encode(), secret.encode()):
         raise AuthError("wrong researcher secret")
     return User(name="researcher", role="researcher")
+
+
+def fingerprint(secret: str) -> str:
+    """A digest of the researcher secret kept in a session (never the secret itself)."""
+    return hashlib.sha256(secret.strip().encode()).hexdigest()
+
+
+def check_fingerprint(kept: str, secret: str) -> None:
+    """AuthError unless a session's fingerprint still matches the secret in force."""
+    if not kept or not hmac.compare_digest(kept, fingerprint(secret)):
+        raise AuthError("the researcher secret has changed; sign in again")
 
 
 def user_for_token(db: Database, token: str) -> User:

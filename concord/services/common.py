@@ -1,4 +1,4 @@
-"""Pieces shared by the rating and ranking services."""
+"""Pieces shared by the rating, ranking and pairwise services."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from sqlite_utils import Database
 
 from concord.errors import AuthError, NotFoundError, RatingError
 from concord.rubrics import Rubric, load_rubric_by_id
+from concord.store import drafts, work
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
-from concord.store import work
 from concord.store.db import now, transaction
 
 
@@ -44,7 +44,13 @@ def rubric(rubric_id: str) -> Rubric:
 
 
 def member_study(db: Database, study_name: str, rater_id: int) -> study_store.Study:
-    """The study, if this rater is assigned to it; AuthError otherwise."""
+    """The study, if this rater is assigned to it and still allowed in; AuthError otherwise.
+
+    Every rater action goes through here, so a revoked invite stops working at once, even
+    in a browser tab that was already open.
+    """
+    if rater_store.is_revoked(db, rater_id):
+        raise AuthError("this invite link has been revoked")
     study = study_store.get_study(db, study_name)
     if study.id not in rater_store.studies_of(db, rater_id):
         raise AuthError(f"you are not assigned to the study {study_name!r}")
@@ -57,42 +63,61 @@ def order_key(seed: int, rater_id: int, item_id: int) -> str:
     return hashlib.sha256(f"{seed}:{rater_id}:{item_id}".encode()).hexdigest()
 
 
-def pick_next(db: Database, study: study_store.Study, rater_id: int, unit: str) -> int | None:
-    """Open the rater's next item: least-covered first, then their own shuffled order.
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """What a rater gets next, and what comes with it from the same look at the queue."""
+
+    item_id: int | None
+    following: int | None  # the item most likely served after this one (to preload)
+    progress: Progress
+
+
+def pick_next(db: Database, study: study_store.Study, rater_id: int, unit: str) -> Pick:
+    """Open the rater's next item: their own open one while its lease holds (or, after it
+    ran out, while its slot is still free), else the least-covered item in their own
+    shuffled order. One look at the queue also gives the item to preload and the progress.
 
     Runs inside the caller's transaction, so concurrent raters see each other's claims.
     """
-    current = work.open_assignment(db, study.id, rater_id, unit)
-    if current is not None:
-        return current.item_id
-    best = _best_candidate(db, study, rater_id, unit)
-    if best is not None:
-        work.claim(db, study.id, rater_id, unit, best)
-    return best
-
-
-def _best_candidate(db: Database, study: study_store.Study, rater_id: int,
-                    unit: str) -> int | None:
-    """Least-covered item first, then the rater's own shuffled order."""
+    cutoff = work.lease_cutoff(study.lease_minutes)
+    opened = work.open_assignments(db, study.id, rater_id, unit)
+    current, kept = _kept_open(db, study, rater_id, unit, opened, cutoff)
     seed = int(study.settings.get("seed", 0))
-    best = work.candidates(db, study.id, rater_id, unit, study.k, seed=seed, limit=1)
-    return best[0].item_id if best else None
+    best = work.candidates(db, study.id, rater_id, unit, study.k_for(unit), cutoff=cutoff,
+                           seed=seed, limit=2)
+    available = best[0].total if best else 0
+    if current is None and best:
+        current, best, available = best[0].item_id, best[1:], available - 1
+        work.claim(db, study.id, rater_id, unit, current)
+    others = [i for i in kept if i != current] + [c.item_id for c in best]
+    counts = work.status_counts(db, study.id, rater_id, unit)
+    assigned = counts["done"] + counts["skipped"] + counts["open"] + available
+    return Pick(current, others[0] if others else None,
+                Progress(counts["done"], counts["skipped"], assigned))
 
 
-def peek_next(db: Database, study: study_store.Study, rater_id: int, unit: str,
-              current: int) -> int | None:
-    """The item the rater will most likely get after ``current`` (nothing is claimed).
-
-    Used only to preload the next image; being wrong costs one wasted download.
-    """
-    others = [i for i in work.open_items(db, study.id, rater_id, unit) if i != current]
-    return others[0] if others else _best_candidate(db, study, rater_id, unit)
+def _kept_open(db: Database, study: study_store.Study, rater_id: int, unit: str,
+               opened: list[work.Assignment], cutoff: str) -> tuple[int | None, list[int]]:
+    """The open item the rater goes on with (a lease that ran out is renewed while its
+    slot is free, else released), and the open items still theirs."""
+    kept = [a.item_id for a in opened]
+    for a in opened:
+        if a.opened_at >= cutoff:
+            return a.item_id, kept
+        if work.slot_free(db, study.id, rater_id, unit, a.item_id, study.k_for(unit),
+                          cutoff=cutoff):
+            work.claim(db, study.id, rater_id, unit, a.item_id)  # a fresh lease
+            return a.item_id, kept
+        work.release(db, study.id, rater_id, unit, a.item_id)
+        kept.remove(a.item_id)
+    return None, kept
 
 
 def progress(db: Database, study: study_store.Study, rater_id: int, unit: str) -> Progress:
     """Done, skipped and assigned (done + skipped + open + still available) counts."""
     counts = work.status_counts(db, study.id, rater_id, unit)
-    available = work.count_candidates(db, study.id, rater_id, unit, study.k)
+    available = work.count_candidates(db, study.id, rater_id, unit, study.k_for(unit),
+                                      cutoff=work.lease_cutoff(study.lease_minutes))
     assigned = counts["done"] + counts["skipped"] + counts["open"] + available
     return Progress(counts["done"], counts["skipped"], assigned)
 
@@ -120,3 +145,14 @@ def skip_item(db: Database, study_name: str, rater_id: int, unit: str, item_id: 
                 f"{unit} {item_id} was never given to you")
         work.add_mark(db, study.id, rater_id, unit, item_id, "skip", reason.strip())
         work.close(db, study.id, rater_id, unit, item_id, "skipped")
+        drafts.drop(db, study.id, rater_id, unit, item_id)
+
+
+def reopen_item(db: Database, study_name: str, rater_id: int, unit: str, item_id: int) -> None:
+    """Take a skipped (or done) item up again: it becomes the rater's next item, on a fresh
+    lease."""
+    study = member_study(db, study_name, rater_id)
+    with transaction(db):
+        require(work.get_assignment(db, study.id, rater_id, unit, item_id) is not None,
+                f"{unit} {item_id} was never given to you")
+        work.claim(db, study.id, rater_id, unit, item_id)

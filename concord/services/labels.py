@@ -11,24 +11,49 @@ from sqlite_utils import Database
 
 from concord import export
 from concord.errors import ConcordError
+from concord.services.exclusions import without_excluded
 from concord.services.ratings_import import RatingsImport, import_ratings  # noqa: F401
-from concord.store import frames
+from concord.store import exclusions, frames
 from concord.store import studies as study_store
 
 
-def ratings(db: Database, study_name: str) -> pd.DataFrame:
-    """Current ratings of a study as a tidy frame."""
-    return frames.ratings_frame(db, study_store.get_study(db, study_name).id)
+def _excluded(db: Database, study_id: int, include_excluded: bool) -> set[str]:
+    # Raters excluded from the study (concord.services.exclusions) are left out of every
+    # export unless asked for explicitly.
+    return set() if include_excluded else exclusions.excluded_names(db, study_id)
 
 
-def rankings(db: Database, study_name: str) -> pd.DataFrame:
-    """Current rankings of a study as a tidy frame (one row per ranked image)."""
-    return frames.rankings_frame(db, study_store.get_study(db, study_name).id)
+def ratings(db: Database, study_name: str, *, include_excluded: bool = False) -> pd.DataFrame:
+    """Current ratings of a study as a tidy frame (without excluded raters by default)."""
+    study_id = study_store.get_study(db, study_name).id
+    return without_excluded(frames.ratings_frame(db, study_id),
+                            _excluded(db, study_id, include_excluded))
 
 
-def export_bytes(db: Database, study_name: str, fmt: str) -> bytes:
-    """The study's labels in ``csv``, ``jsonl`` or ``parquet``."""
-    frame = export.labels_frame(ratings(db, study_name), rankings(db, study_name))
+def rankings(db: Database, study_name: str, *, include_excluded: bool = False) -> pd.DataFrame:
+    """Current rankings of a study as a tidy frame, one row per ranked image (without
+    excluded raters by default)."""
+    study_id = study_store.get_study(db, study_name).id
+    return without_excluded(frames.rankings_frame(db, study_id),
+                            _excluded(db, study_id, include_excluded))
+
+
+def pair_judgments(db: Database, study_name: str, *,
+                   include_excluded: bool = False) -> pd.DataFrame:
+    """Current pair judgments of a study (Pairs frame; without excluded raters by default)."""
+    study_id = study_store.get_study(db, study_name).id
+    return without_excluded(frames.pairs_frame(db, study_id),
+                            _excluded(db, study_id, include_excluded))
+
+
+def export_bytes(db: Database, study_name: str, fmt: str, *,
+                 include_excluded: bool = False) -> bytes:
+    """The study's labels in ``csv``, ``jsonl`` or ``parquet`` (excluded raters left out
+    unless ``include_excluded``)."""
+    frame = export.labels_frame(ratings(db, study_name, include_excluded=include_excluded),
+                                rankings(db, study_name, include_excluded=include_excluded),
+                                pair_judgments(db, study_name,
+                                               include_excluded=include_excluded))
     writers = {"csv": export.to_csv_bytes, "jsonl": export.to_jsonl_bytes,
                "parquet": export.to_parquet_bytes}
     if fmt not in writers:

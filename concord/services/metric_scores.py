@@ -1,25 +1,32 @@
-"""Metric scores computed elsewhere: ``import-scores`` (tidy CSV, TIIF-Bench judge outputs)."""
+"""Metric scores computed elsewhere: ``import-scores`` (CSV, TIIF judge outputs, a JSONL
+score file) and ``merge-scores`` (the score files of a Slurm array, exactly once).
+
+Everything is read and checked before anything is written; then the study and its images
+are created where needed (a missing study becomes a scores-only study) and the scores go
+in through the staging table in bounded chunks (:mod:`concord.store.score_staging`).
+"""
 
 from __future__ import annotations
 
-import math
-import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from sqlite_utils import Database
 
 from concord.errors import ConcordError, InputError, NotFoundError, Problem
-from concord.importers.tables import TableError, read_csv_rows
+from concord.importers.score_jsonl import ScoreFile, read_score_file
+from concord.importers.score_tables import COLUMNS, read_scores_csv, read_tiif
 from concord.plan import ImageSpec, PromptSpec, QuestionSpec, StudyPlan
-from concord.store import frames, items
-from concord.store import scores as score_store
+from concord.store import frames, items, score_staging
+from concord.store import runs as run_store
 from concord.store import studies as study_store
-from concord.store.db import audit, transaction
+from concord.store.db import audit, dumps, transaction
 
-SCORE_COLUMNS = {"prompt_id", "model", "metric", "value"}
-TIIF_METRIC = "tiif-judge"
+FORMATS = ("csv", "tiif", "jsonl")
+_KEY = ["prompt_id", "model", "sample", "metric", "judge", "question_id"]
 
 
 @dataclass(slots=True)
@@ -28,105 +35,125 @@ class ScoresImport:
 
     study: str
     created_study: bool = False
+    files: int = 1
     rows: int = 0
     stored: int = 0  # new or changed values (a row equal to the stored one is not rewritten)
-
-
-def read_scores_csv(path: Path) -> pd.DataFrame:
-    """``prompt_id, model, metric, value`` [+ ``sample, question_id, judge``] rows."""
-    try:
-        rows = read_csv_rows(path, SCORE_COLUMNS)
-    except TableError as exc:
-        raise InputError(exc.problems) from exc
-    problems: list[Problem] = []
-    out = []
-    for line, row in rows:
-        rec = {k: str(row.get(k) or "").strip() for k in ("prompt_id", "model", "metric")}
-        for k, v in rec.items():
-            if not v:
-                problems.append(Problem(str(path), "empty value", row=line, field=k))
-        try:
-            rec["value"] = float(row["value"])
-            rec["sample"] = int(row.get("sample") or 0)
-        except ValueError as exc:
-            problems.append(Problem(str(path), f"not a number ({exc})", row=line,
-                                    field="value" if "float" in str(exc) else "sample"))
-            continue
-        if not math.isfinite(rec["value"]):
-            problems.append(Problem(str(path), "value must be finite", row=line, field="value"))
-        rec["question_id"] = str(row.get("question_id") or "").strip()
-        rec["judge"] = str(row.get("judge") or "").strip()
-        rec["row"] = line
-        out.append(rec)
-    if problems:
-        raise InputError(problems)
-    return pd.DataFrame(out)
-
-
-def read_tiif(path: Path, judge: str | None) -> pd.DataFrame:
-    """TIIF-Bench judge outputs (a JSONL file or the per-image tree) as per-question rows.
-
-    The value is 1 when the judge's answer matches the expected one, else 0.
-    """
-    from concord.importers import tiif_judge
-
-    reader = tiif_judge.read_tiif_judge_tree if path.is_dir() else tiif_judge.read_tiif_judge_jsonl
-    try:
-        df = reader(path)
-    except ValueError as exc:
-        problems = getattr(exc, "problems", None) or [str(exc)]
-        raise InputError([p if isinstance(p, Problem) else Problem(str(path), str(p))
-                          for p in problems]) from exc
-    if judge is None:
-        m = re.search(r"eval_results_(.+?)\.jsonl?$", path.name)
-        judge = m.group(1) if m else path.stem
-    return pd.DataFrame({
-        "prompt_id": df["dimension"] + "/" + df["prompt_index"].astype(str) + "/" + df["variant"],
-        "model": df["model"], "metric": TIIF_METRIC, "value": df["correct"].astype(float),
-        "sample": 0, "question_id": df["question_id"].astype(str), "judge": judge,
-        "dimension": df["dimension"], "variant": df["variant"], "question": df["question"],
-        "answer": df["answer"], "pred": df["pred"], "row": 0,
-    })
+    runs: int = 0
 
 
 def import_scores(db: Database, study_name: str, fmt: str, path: Path, *,
                   judge: str | None = None, actor: str = "cli") -> ScoresImport:
-    """Import metric scores; a missing study is created as a scores-only study."""
+    """Import one file of metric scores; a missing study is created as scores-only."""
     if fmt == "csv":
         df = read_scores_csv(path)
     elif fmt == "tiif":
         df = read_tiif(path, judge)
+    elif fmt == "jsonl":
+        return merge_score_files(db, study_name, [path], actor=actor)
     else:
-        raise ConcordError(f"unknown scores format {fmt!r} (use csv or tiif)")
-    if df.empty:
-        raise InputError([Problem(str(path), "no scores found")])
-    dup = df[df.duplicated(["prompt_id", "model", "sample", "metric", "judge", "question_id"])]
+        raise ConcordError(f"unknown scores format {fmt!r} (use {', '.join(FORMATS)})")
+    _refuse_duplicates(df, path)
+    return _store(db, study_name, df, [], str(path), fmt, actor)
+
+
+def merge_score_files(db: Database, study_name: str, paths: list[Path], *,
+                      actor: str = "cli") -> ScoresImport:
+    """Bring JSONL score files (one per Slurm task) into a study, exactly once.
+
+    Within a file the last line for a score wins (a resumed task appends). Across files a
+    value beats an error, and two values for one score are resolved in favour of the run
+    that started last, unless they were computed with different options (refused).
+    """
+    files = [read_score_file(p) for p in _expand(paths)]
+    problems = [Problem(str(f.path), f"scored for study {r['study']!r}, not {study_name!r}",
+                        field="study")
+                for f in files for r in f.runs.values() if r.get("study") not in
+                (None, "", study_name)]
+    if problems:
+        raise InputError(problems)
+    df = _combine(files)
+    runs = [r for f in files for r in f.runs.values()]
+    summary = _store(db, study_name, df, runs, ", ".join(str(f.path) for f in files), "jsonl",
+                     actor)
+    summary.files = len(files)
+    return summary
+
+
+def _expand(paths: list[Path]) -> Iterator[Path]:
+    for path in paths:
+        if path.is_dir():
+            found = sorted(path.glob("*.jsonl"))
+            if not found:
+                raise InputError([Problem(str(path), "folder holds no .jsonl score files")])
+            yield from found
+        else:
+            yield path
+
+
+def _combine(files: list[ScoreFile]) -> pd.DataFrame:
+    """One row per score across files (see :func:`merge_score_files`)."""
+    started = {rid: r.get("started_at", "") for f in files for rid, r in f.runs.items()}
+    chosen: dict[tuple, dict[str, Any]] = {}
+    problems: list[Problem] = []
+    for row in (r for f in files for r in f.rows):
+        key = tuple(row[k] for k in _KEY)
+        old = chosen.get(key)
+        if old is None or old["value"] is None:
+            chosen[key] = row
+        elif row["value"] is not None and row["value"] != old["value"]:
+            if row["options_key"] != old["options_key"]:
+                problems.append(Problem(row["file"], f"score {key[:3]}/{key[3]}/q{key[5]!r} "
+                                        f"was also scored with other options in {old['file']} "
+                                        f"line {old['row']}", row=row["row"], field="value"))
+            elif started.get(row["run_id"] or "", "") >= started.get(old["run_id"] or "", ""):
+                chosen[key] = row
+    if problems:
+        raise InputError(problems)
+    return pd.DataFrame(list(chosen.values()), columns=list(COLUMNS))
+
+
+def _refuse_duplicates(df: pd.DataFrame, path: Path) -> None:
+    dup = df[df.duplicated(_KEY)]
     if not dup.empty:
         r = dup.iloc[0]
         raise InputError([Problem(str(path), f"{len(dup)} duplicate score row(s), e.g. "
                                              f"{r['prompt_id']!r}/{r['model']!r}/{r['metric']}",
                                   row=int(r["row"]) or None, field="question_id")])
+
+
+def _store(db: Database, study_name: str, df: pd.DataFrame, runs: list[dict[str, Any]],
+           source: str, fmt: str, actor: str) -> ScoresImport:
+    """Create the study/images if needed, then stage and publish the scores in chunks."""
+    if df.empty:
+        raise InputError([Problem(source, "no scores found")])
+    score_staging.recover(db)
     summary = ScoresImport(study=study_name, rows=len(df))
     with transaction(db):
-        start = db.conn.total_changes
         study, summary.created_study = _target(db, study_name, fmt)
-        _ensure_images(db, study, df, path)
-        keys = items.image_keys(db, study.id)
-        rows = [_score_row(keys, r) for r in df.itertuples(index=False)]
-        before = db.conn.total_changes
-        score_store.write_scores(db, study.id, rows, run_id=None)
-        summary.stored = db.conn.total_changes - before
-        if db.conn.total_changes > start:  # a repeated import changes nothing, logs nothing
-            audit(db, actor, "import_scores", study_name, file=str(path), rows=len(rows),
+        _ensure_images(db, study, df)
+        for run in runs:
+            run_store.record_imported_run(db, run, study.id)
+        summary.runs = len(runs)
+    keys = items.image_keys(db, study.id)
+    import_id = score_staging.begin(db, study.id, source)
+    try:
+        score_staging.stage(db, import_id, _staged(df, keys))
+    except BaseException:
+        score_staging.discard(db, import_id)
+        raise
+    summary.stored = score_staging.publish(db, import_id)
+    if summary.stored or summary.created_study:
+        with transaction(db):
+            audit(db, actor, "import_scores", study_name, file=source, rows=summary.rows,
                   stored=summary.stored)
     return summary
 
 
-def _score_row(keys: dict, r: object) -> score_store.ScoreRow:
-    details = {k: getattr(r, k) for k in ("pred", "answer") if hasattr(r, k)}
-    return score_store.ScoreRow(
-        image_id=keys[(r.prompt_id, r.model, int(r.sample))], metric=r.metric, judge=r.judge,
-        question_id=r.question_id, value=float(r.value), details=details)
+def _staged(df: pd.DataFrame, keys: dict) -> Iterator[tuple]:
+    for r in df.itertuples(index=False):
+        value = None if r.value is None or pd.isna(r.value) else float(r.value)
+        yield (keys[(r.prompt_id, r.model, int(r.sample))], r.metric, r.judge, r.question_id,
+               value, dumps(r.details or {}), r.run_id, r.error, r.options_key)
 
 
 def _target(db: Database, name: str, fmt: str) -> tuple[study_store.Study, bool]:
@@ -139,7 +166,7 @@ def _target(db: Database, name: str, fmt: str) -> tuple[study_store.Study, bool]
         return study_store.get_study(db, name), True
 
 
-def _ensure_images(db: Database, study: study_store.Study, df: pd.DataFrame, path: Path) -> None:
+def _ensure_images(db: Database, study: study_store.Study, df: pd.DataFrame) -> None:
     known = items.image_keys(db, study.id)
     targets = df.drop_duplicates(["prompt_id", "model", "sample"])
     missing = [t for t in targets.itertuples(index=False)
@@ -148,9 +175,9 @@ def _ensure_images(db: Database, study: study_store.Study, df: pd.DataFrame, pat
         return
     if study.root is not None:
         t = missing[0]
-        raise InputError([Problem(str(path), f"{len(missing)} score target(s) are not images of "
-                                             f"study {study.name!r}, e.g. {t.prompt_id!r}/"
-                                             f"{t.model!r}", row=int(t.row) or None,
+        raise InputError([Problem(str(t.file), f"{len(missing)} score target(s) are not images "
+                                               f"of study {study.name!r}, e.g. {t.prompt_id!r}/"
+                                               f"{t.model!r}", row=int(t.row) or None,
                                   field="prompt_id")])
     plan = StudyPlan(name=study.name, protocol=study.protocol, rubric=study.rubric, root=None,
                      settings=study.settings, models=list(dict.fromkeys(df["model"])),

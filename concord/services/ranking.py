@@ -8,6 +8,7 @@ the display order the rater saw.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,8 @@ from sqlite_utils import Database
 from concord.errors import RatingError
 from concord.rubrics import Rubric
 from concord.services import common
-from concord.store import items, work
+from concord.services.ranking_draft import RankingDraft
+from concord.store import drafts, items, work
 from concord.store import ratings as rating_store
 from concord.store.db import audit, transaction
 
@@ -44,6 +46,8 @@ class RankSet:
     ties: bool
     submission: str
     current: dict[int, float] = field(default_factory=dict)
+    draft: RankingDraft = field(default_factory=RankingDraft)
+    progress: common.Progress | None = None
 
 
 def ranking_rubric(db: Database, study_name: str, rater_id: int) -> Rubric:
@@ -60,20 +64,38 @@ def _display(db: Database, study, rater_id: int, prompt_id: int) -> RankSet:
     rows.sort(key=lambda r: common.order_key(seed, rater_id * 1_000_003 + prompt_id, r.id))
     base = Path(study.root or ".")
     current = rating_store.current_ranking(db, prompt_id, rater_id, CRITERION)
+    ranks = current["ranks"] if current else {}
+    saved = drafts.load(db, study.id, rater_id, UNIT, prompt_id)
+    shown = [r.id for r in rows]
     return RankSet(
         prompt_id=prompt_id, prompt=items.prompt_row(db, prompt_id)["text"],
         images=tuple(RankImage(r.id, r.public_id, base / (r.path or "")) for r in rows),
         ties=bool(ranking.get("ties", False)), submission=common.new_submission(),
-        current=current["ranks"] if current else {},
+        current=ranks,
+        draft=(RankingDraft.from_json(saved, shown) if saved is not None
+               else RankingDraft.from_ranks(ranks)),
     )
+
+
+def save_draft(db: Database, study_name: str, rater_id: int, prompt_id: int,
+               draft: RankingDraft) -> None:
+    """Keep a ranking in progress, so a reload or a new tab shows it as the rater left it."""
+    study = common.member_study(db, study_name, rater_id)
+    with transaction(db):
+        common.require(work.get_assignment(db, study.id, rater_id, UNIT, prompt_id) is not None,
+                       f"prompt {prompt_id} was never given to you")
+        drafts.save(db, study.id, rater_id, UNIT, prompt_id, draft.to_json())
 
 
 def next_set(db: Database, study_name: str, rater_id: int) -> RankSet | None:
     """The rater's open prompt or the next one; None when they are done."""
     study = common.member_study(db, study_name, rater_id)
     with transaction(db):
-        prompt_id = common.pick_next(db, study, rater_id, UNIT)
-    return None if prompt_id is None else _display(db, study, rater_id, prompt_id)
+        pick = common.pick_next(db, study, rater_id, UNIT)
+    if pick.item_id is None:
+        return None
+    return dataclasses.replace(_display(db, study, rater_id, pick.item_id),
+                               progress=pick.progress)
 
 
 def open_set(db: Database, study_name: str, rater_id: int, prompt_id: int) -> RankSet:
@@ -134,6 +156,7 @@ def submit(db: Database, study_name: str, rater_id: int, rank_set: RankSet,
         if not stored:
             return None
         work.close(db, study.id, rater_id, UNIT, rank_set.prompt_id, "done")
+        drafts.drop(db, study.id, rater_id, UNIT, rank_set.prompt_id)
         if edit:
             audit(db, actor, "edit_ranking", study.name, prompt_id=rank_set.prompt_id)
     return common.progress(db, study, rater_id, UNIT)
@@ -144,13 +167,18 @@ def skip(db: Database, study_name: str, rater_id: int, prompt_id: int, reason: s
     common.skip_item(db, study_name, rater_id, UNIT, prompt_id, reason)
 
 def undo_last(db: Database, study_name: str, rater_id: int) -> int | None:
-    """Retract the rater's last new ranking and re-open that prompt."""
+    """Retract the rater's last new ranking and re-open that prompt, its order kept as a
+    draft (the rater changes what they had, not starts again)."""
     study = common.member_study(db, study_name, rater_id)
     with transaction(db):
         last = rating_store.last_new_ranking(db, study.id, rater_id)
         if last is None:
             return None
         prompt_id, criterion = last
+        before = rating_store.current_ranking(db, prompt_id, rater_id, criterion)
+        if before is not None:
+            drafts.save(db, study.id, rater_id, UNIT, prompt_id,
+                        RankingDraft.from_ranks(before["ranks"]).to_json())
         rating_store.insert_ranking(db, study.id, prompt_id, rater_id, criterion, {}, [],
                                     submission=common.new_submission(), action="undo",
                                     seconds=None)
@@ -162,6 +190,19 @@ def progress(db: Database, study_name: str, rater_id: int) -> common.Progress:
     """Done / assigned ranking sets."""
     study = common.member_study(db, study_name, rater_id)
     return common.progress(db, study, rater_id, UNIT)
+
+
+def skipped(db: Database, study_name: str, rater_id: int) -> list[dict]:
+    """The ranking sets this rater skipped, newest first: ``prompt_id, prompt, reason, at``."""
+    study = common.member_study(db, study_name, rater_id)
+    return [{"prompt_id": row["item_id"], "prompt": items.prompt_row(db, row["item_id"])["text"],
+             "reason": row["reason"], "at": row["at"]}
+            for row in work.skipped_items(db, study.id, rater_id, UNIT)]
+
+
+def reopen(db: Database, study_name: str, rater_id: int, prompt_id: int) -> None:
+    """Take a skipped ranking set up again: it becomes the rater's next set."""
+    common.reopen_item(db, study_name, rater_id, UNIT, prompt_id)
 
 
 def history(db: Database, study_name: str, rater_id: int) -> list[dict]:

@@ -35,6 +35,9 @@ class Item:
     meta: dict = field(default_factory=dict)
     current: dict[str, float] = field(default_factory=dict)
     submission: str = ""
+    flags: tuple[str, ...] = ()
+    progress: common.Progress | None = None
+    preload: Path | None = None  # the image most likely shown next (sent ahead, off screen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,26 +56,39 @@ def study_rubric(db: Database, study_name: str, rater_id: int) -> Rubric:
     return common.rubric(study.rubric)
 
 
-def _item(db: Database, root: str | None, image_id: int, rater_id: int) -> Item:
+def _item(db: Database, study, image_id: int, rater_id: int,
+          pick: common.Pick | None = None) -> Item:
+    """The rater's view of an image; ``current`` holds their latest choices, also those an
+    undo took back (so the rater sees what they had chosen)."""
     row = items.image(db, image_id)
-    base = Path(root or ".")
+    base = Path(study.root or ".")
     return Item(
         image_id=row.id, public_id=row.public_id, prompt=row.prompt,
         image_path=base / (row.path or ""),
         source_image=base / row.source_image if row.source_image else None,
         instruction=row.instruction,
         meta={k: v for k, v in row.meta.items() if k in {"source_caption", "target_caption"}},
-        current=rating_store.current_values(db, image_id, rater_id),
+        current=rating_store.last_values(db, image_id, rater_id),
         submission=common.new_submission(),
+        flags=tuple(work.notes(db, study.id, rater_id, UNIT, image_id, "flag")),
+        progress=pick.progress if pick else common.progress(db, study, rater_id, UNIT),
+        preload=_file_of(db, study, pick.following) if pick else None,
     )
+
+
+def _file_of(db: Database, study, image_id: int | None) -> Path | None:
+    if image_id is None:
+        return None
+    row = items.image(db, image_id)
+    return Path(study.root or ".") / row.path if row.path else None
 
 
 def next_item(db: Database, study_name: str, rater_id: int) -> Item | None:
     """The rater's open item, or the next one to do; None when they are done."""
     study = common.member_study(db, study_name, rater_id)
     with transaction(db):
-        image_id = common.pick_next(db, study, rater_id, UNIT)
-    return None if image_id is None else _item(db, study.root, image_id, rater_id)
+        pick = common.pick_next(db, study, rater_id, UNIT)
+    return None if pick.item_id is None else _item(db, study, pick.item_id, rater_id, pick)
 
 
 def open_item(db: Database, study_name: str, rater_id: int, image_id: int) -> Item:
@@ -80,7 +96,12 @@ def open_item(db: Database, study_name: str, rater_id: int, image_id: int) -> It
     study = common.member_study(db, study_name, rater_id)
     common.require(work.get_assignment(db, study.id, rater_id, UNIT, image_id) is not None,
                    f"image {image_id} was never given to you")
-    return _item(db, study.root, image_id, rater_id)
+    return _item(db, study, image_id, rater_id)
+
+
+def reopen(db: Database, study_name: str, rater_id: int, image_id: int) -> None:
+    """Take a skipped image up again: it becomes the rater's next item (a fresh lease)."""
+    common.reopen_item(db, study_name, rater_id, UNIT, image_id)
 
 
 def _check_values(rubric: Rubric, values: Mapping[str, float]) -> dict[str, float]:
@@ -134,9 +155,12 @@ def skip(db: Database, study_name: str, rater_id: int, image_id: int, reason: st
     common.skip_item(db, study_name, rater_id, UNIT, image_id, reason)
 
 def flag(db: Database, study_name: str, rater_id: int, image_id: int, note: str = "") -> None:
-    """Flag an image for the researcher (broken, offensive…); the item stays open."""
+    """Flag an image for the researcher (broken, offensive…), with an optional note; the
+    item stays open."""
     study = common.member_study(db, study_name, rater_id)
     with transaction(db):
+        common.require(work.get_assignment(db, study.id, rater_id, UNIT, image_id) is not None,
+                       f"image {image_id} was never given to you")
         work.add_mark(db, study.id, rater_id, UNIT, image_id, "flag", note.strip())
 
 
@@ -157,16 +181,6 @@ def undo_last(db: Database, study_name: str, rater_id: int) -> int | None:
     return image_id
 
 
-def preload_path(db: Database, study_name: str, rater_id: int, current: int) -> Path | None:
-    """The file of the image most likely shown after ``current`` (for the browser to preload)."""
-    study = common.member_study(db, study_name, rater_id)
-    nxt = common.peek_next(db, study, rater_id, UNIT, current)
-    if nxt is None:
-        return None
-    row = items.image(db, nxt)
-    return Path(study.root or ".") / row.path if row.path else None
-
-
 def progress(db: Database, study_name: str, rater_id: int) -> common.Progress:
     """Done / assigned for the progress bar."""
     study = common.member_study(db, study_name, rater_id)
@@ -174,6 +188,23 @@ def progress(db: Database, study_name: str, rater_id: int) -> common.Progress:
 
 
 def history(db: Database, study_name: str, rater_id: int) -> list[dict]:
-    """The images this rater has rated, newest first, with current values."""
+    """The images this rater has rated, newest first: ``image_id, public_id, prompt_id,
+    prompt, vals`` (criterion → value), ``at`` and ``image_path`` (for a thumbnail)."""
     study = common.member_study(db, study_name, rater_id)
-    return rating_store.rated_images(db, study.id, rater_id)
+    base = Path(study.root or ".")
+    rows = rating_store.rated_images(db, study.id, rater_id)
+    return [{**r, "image_path": base / r.pop("path") if r.get("path") else None} for r in rows]
+
+
+def skipped(db: Database, study_name: str, rater_id: int) -> list[dict]:
+    """The images this rater skipped, newest first: ``image_id, prompt, reason, at,
+    image_path``; each can be opened again and rated."""
+    study = common.member_study(db, study_name, rater_id)
+    base = Path(study.root or ".")
+    out = []
+    for row in work.skipped_items(db, study.id, rater_id, UNIT):
+        im = items.image(db, row["item_id"])
+        out.append({"image_id": im.id, "public_id": im.public_id, "prompt": im.prompt,
+                    "reason": row["reason"], "at": row["at"],
+                    "image_path": base / im.path if im.path else None})
+    return out

@@ -1,27 +1,32 @@
 """The statistics of one study: what ``python -m concord stats`` prints and the dashboard shows.
 
-Loads the tidy frames from the store, applies the filters, runs
-:func:`concord.stats.full_report` and adds the benchmark summaries of the stored metric
-scores. Also the dashboard's drill-downs: where humans and a metric disagree most, and
-per-rater quality. The JSON document is described in ``docs/stats-json.md``.
+Loads the tidy frames from the store, leaves out excluded raters, applies the filters,
+derives criteria from the study's rubric ``combine``, runs
+:func:`concord.stats.full_report` with the study's quality thresholds, and adds the
+benchmark summaries of the stored metric scores. The JSON document is described in
+``docs/stats-json.md``.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from sqlite_utils import Database
 
 from concord.errors import NotFoundError
-from concord.stats import full_report, gold_accuracy, overall_scores
-from concord.stats import rater_quality as leave_one_out_table
+from concord.services.exclusions import without_excluded
+from concord.services.report_settings import (
+    DERIVED_NAME,
+    derived_criteria,
+    quality_thresholds,
+)
+from concord.stats import full_report
 from concord.stats.benchmarks.stored import SECTIONS, benchmark_tables, image_scores
 from concord.stats.report import records
-from concord.store import frames
+from concord.store import exclusions, frames
 from concord.store import studies as study_store
 
 # Direction of the known metrics. The app must not import evaluator classes (they pull in
@@ -38,16 +43,24 @@ def higher_is_better(metric: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class StudyFrames:
-    """The tidy frames of one study after the filters (``rankings``/``gold`` None if none)."""
+    """The tidy frames of one study after exclusions and filters.
+
+    ``rankings``/``gold``/``pairs`` are None when the study has none; ``excluded`` lists
+    the excluded raters (``rater, reason, actor, excluded_at``).
+    """
 
     ratings: pd.DataFrame
     rankings: pd.DataFrame | None
     scores: pd.DataFrame
     gold: pd.DataFrame | None
+    study: study_store.Study | None = None
+    excluded: list[dict] = field(default_factory=list)
+    pairs: pd.DataFrame | None = None
 
 
 def data_version(db: Database) -> tuple[str, ...]:
-    """A fingerprint that changes with every rating, ranking or score (the cache key)."""
+    """A fingerprint that changes with every rating, ranking, score or audited change
+    (such as excluding a rater): the dashboard's cache key."""
     return frames.data_version(db)
 
 
@@ -72,7 +85,8 @@ def _check_choice(value: str | None, known: list[str], what: str, study: str) ->
 
 def load_frames(db: Database, study_name: str, *, dimension: str | None = None,
                 metric: str | None = None) -> StudyFrames:
-    """The study's ratings, rankings, metric scores and gold, filtered.
+    """The study's ratings, rankings, pair judgments, metric scores and gold, without
+    excluded raters.
 
     Raises:
         NotFoundError: No such study, or a ``dimension``/``metric`` it does not have.
@@ -81,24 +95,31 @@ def load_frames(db: Database, study_name: str, *, dimension: str | None = None,
     options = filter_options(db, study_name)
     _check_choice(dimension, options["dimensions"], "dimension", study_name)
     _check_choice(metric, sorted({m for m, _ in options["metrics"]}), "metric", study_name)
-    ratings = frames.ratings_frame(db, study.id, categorical=True, times=False)
-    rankings = frames.rankings_frame(db, study.id)
+    excluded = exclusions.excluded(db, study.id)
+    names = {r["rater"] for r in excluded}
+    ratings = without_excluded(frames.ratings_frame(db, study.id, categorical=True,
+                                                    times=False), names)
+    rankings = without_excluded(frames.rankings_frame(db, study.id), names)
+    pairs = without_excluded(frames.pairs_frame(db, study.id), names)
     scores = frames.scores_frame(db, study.id)
     gold = frames.gold_frame(db, study.id)
     if dimension is not None:
         ratings = ratings[(ratings["dimension"] == dimension).to_numpy()]
         rankings = rankings[rankings["dimension"] == dimension]
+        pairs = pairs[pairs["dimension"] == dimension]
         scores = scores[scores["dimension"] == dimension]
     if metric is not None:
         scores = scores[scores["metric"] == metric]
     return StudyFrames(ratings.reset_index(drop=True),
                        None if rankings.empty else rankings.reset_index(drop=True),
-                       scores.reset_index(drop=True), None if gold.empty else gold)
+                       scores.reset_index(drop=True), None if gold.empty else gold,
+                       study, excluded, None if pairs.empty else pairs.reset_index(drop=True))
 
 
 def study_report(db: Database, study_name: str, *, n_boot: int = 1000, n_perm: int = 1000,
                  seed: int = 0, dimension: str | None = None, metric: str | None = None,
-                 by_dimension: bool = False) -> dict:
+                 by_dimension: bool = False, model_score: str = "mean_image_means",
+                 n_disagreements: int = 20) -> dict:
     """The statistics document of one study (``docs/stats-json.md``).
 
     Args:
@@ -110,56 +131,85 @@ def study_report(db: Database, study_name: str, *, n_boot: int = 1000, n_perm: i
         dimension: Only prompts of this dimension (ratings, rankings and scores).
         metric: Only this metric (human vs metric and benchmarks).
         by_dimension: Add per-dimension model scores and agreement (``by_dimension``).
+        model_score: Human model score of the model-level correlation
+            (``mean_image_means`` or ``mean_rater_means``).
+        n_disagreements: Images listed per metric × judge × human source.
 
     Returns:
-        :func:`concord.stats.full_report`'s sections plus ``benchmarks``; ``meta`` also
-        names the study and the filters. Sections without data are empty, not errors.
+        :func:`concord.stats.full_report`'s sections plus ``benchmarks`` and
+        ``raters.excluded``; ``meta`` also names the study, rubric and filters.
 
     Raises:
         NotFoundError: No such study, or a dimension or metric it does not have.
     """
     data = load_frames(db, study_name, dimension=dimension, metric=metric)
+    dims = filter_options(db, study_name)["dimensions"]
     return report_of(data, study_name, n_boot=n_boot, n_perm=n_perm, seed=seed,
-                     dimension=dimension, metric=metric, by_dimension=by_dimension)
+                     dimension=dimension, metric=metric, by_dimension=by_dimension,
+                     model_score=model_score, n_disagreements=n_disagreements,
+                     info=_image_info(db, study_name), dimensions=dims)
 
 
 def report_of(data: StudyFrames, study_name: str, *, n_boot: int = 1000, n_perm: int = 1000,
               seed: int = 0, dimension: str | None = None, metric: str | None = None,
-              by_dimension: bool = False) -> dict:
+              by_dimension: bool = False, model_score: str = "mean_image_means",
+              n_disagreements: int = 20, info: pd.DataFrame | None = None,
+              dimensions: list[str] | None = None) -> dict:
     """:func:`study_report` of frames already loaded (the filters only go into ``meta``)."""
     images = image_scores(data.scores)
     stats_scores = images[_SCORE_COLUMNS] if not images.empty else None
     directions = {m: higher_is_better(m) for m in data.scores["metric"].unique()}
-    doc = full_report(data.ratings, data.rankings, stats_scores, gold=data.gold,
+    doc = full_report(data.ratings, data.rankings, stats_scores, pairs=data.pairs,
+                      gold=data.gold,
                       n_boot=n_boot, n_perm=n_perm, seed=seed, higher_is_better=directions,
-                      by_dimension=by_dimension)
-    doc["meta"].update(study=study_name, dimension=dimension, metric=metric,
-                       lower_is_better=sorted(m for m, up in directions.items() if not up))
+                      by_dimension=by_dimension, model_score=model_score,
+                      derived=derived_criteria(data.study, dimensions),
+                      quality=quality_thresholds(data.study),
+                      n_disagreements=n_disagreements)
+    study = data.study
+    doc["meta"].update(
+        study=study_name, dimension=dimension, metric=metric,
+        rubric=None if study is None else study.rubric,
+        rubrics=None if study is None else study.settings.get("rubrics"),
+        excluded_raters=[r["rater"] for r in data.excluded],
+        lower_is_better=sorted(m for m, up in directions.items() if not up))
+    doc["raters"]["excluded"] = [dict(r) for r in data.excluded]
+    if info is not None and doc["disagreements"]:
+        doc["disagreements"] = _with_images(doc["disagreements"], info)
     tables = benchmark_tables(data.scores)
     doc["benchmarks"] = {k: records(tables.get(k)) for k in (*SECTIONS, "problems")}
     return doc
 
 
+def _with_images(rows: list[dict], info: pd.DataFrame) -> list[dict]:
+    """Disagreement records with ``image_id``, ``prompt`` and ``path`` (relative)."""
+    frame = pd.DataFrame(rows)
+    keys = ["prompt_id", "model", "sample"]
+    extra = info[[*keys, "image_id", "prompt", "path"]].astype({"prompt_id": str,
+                                                                "model": str})
+    merged = frame.astype({"prompt_id": str, "model": str}).merge(extra, on=keys, how="left")
+    return records(merged)
+
+
 def dashboard(db: Database, study_name: str, *, dimension: str | None = None,
-              metric: str | None = None, n_boot: int = 1000, n: int = 20) -> dict:
+              metric: str | None = None, n_boot: int = 1000,
+              model_score: str = "mean_image_means") -> dict:
     """Everything the dashboard shows, from ONE read of the study's frames.
 
     Returns:
-        ``{"report": study_report, "raters": rater_quality, "disagreements": [{metric,
-        judge, images: disagreements}]}`` (per metric × judge, default human criterion).
+        ``{"report": study_report, "root": the study's image folder or None}``.
     """
-    data = load_frames(db, study_name, dimension=dimension, metric=metric)
-    human, source = _human_items(data, None)
-    values = image_scores(data.scores)
-    info = _image_info(db, study_name) if not (human.empty or values.empty) else None
-    worst = []
-    for (m, j), part in (values.groupby(["metric", "judge"], sort=True)
-                         if info is not None else ()):
-        worst.append({"metric": m, "judge": j,
-                      "images": _disagreements(human, source, part, info, m, n)})
-    return {"report": report_of(data, study_name, n_boot=n_boot, n_perm=n_boot, seed=0,
-                                dimension=dimension, metric=metric),
-            "raters": _rater_quality(data), "disagreements": worst}
+    doc = study_report(db, study_name, n_boot=n_boot, n_perm=n_boot, seed=0,
+                       dimension=dimension, metric=metric, model_score=model_score)
+    study = study_store.get_study(db, study_name)
+    return {"report": doc, "root": study.root}
+
+
+def image_file(root: str | None, path: object) -> str | None:
+    """Absolute path of an image file, or None without a root or path."""
+    if not root or not isinstance(path, str) or not path:
+        return None
+    return str(Path(root) / path)
 
 
 def report_json(report: dict, *, indent: int | None = 2) -> str:
@@ -167,34 +217,14 @@ def report_json(report: dict, *, indent: int | None = 2) -> str:
     return json.dumps(report, allow_nan=False, indent=indent, ensure_ascii=False)
 
 
-def _human_items(data: StudyFrames, criterion: str | None) -> tuple[pd.DataFrame, str]:
-    """Per image: mean human score (ratings, or minus the mean rank) and raters."""
-    ratings = data.ratings.astype({"criterion": str})
-    present = set(ratings["criterion"].unique())
-    if not ratings.empty:
-        if criterion is None:
-            criterion = "O" if {"SC", "PR"} <= present else sorted(present)[0]
-        if criterion == "O" and "O" not in present:
-            ratings = overall_scores(ratings)
-        part = ratings[ratings["criterion"] == criterion]
-        items = part.groupby("image_id", sort=False, observed=True)["value"].agg(
-            human="mean", n_raters="size")
-        return items.reset_index(), f"ratings:{criterion}"
-    if data.rankings is not None:
-        crit = criterion or "overall"
-        part = data.rankings[data.rankings["criterion"] == crit]
-        items = part.groupby("image_id", sort=False)["rank"].agg(
-            human=lambda r: -r.mean(), n_raters="size")
-        return items.reset_index(), f"rankings:{crit}"
-    return pd.DataFrame(columns=["image_id", "human", "n_raters"]), ""
+def _image_info(db: Database, study_name: str) -> pd.DataFrame:
+    """The study's images: ``image_id, prompt_id, prompt, model, sample, path``."""
+    return frames.images_frame(db, study_store.get_study(db, study_name).id)
 
 
 def disagreements(db: Database, study_name: str, metric: str, judge: str = "", n: int = 20,
-                  *, criterion: str | None = None, dimension: str | None = None) -> list[dict]:
-    """Images where the human and the metric ranking disagree most.
-
-    Both are ranked over the images they share (percentile ranks, 1 = best; a
-    lower-is-better metric is flipped first); ``gap`` = |human rank − metric rank|.
+                  *, source: str | None = None, dimension: str | None = None) -> list[dict]:
+    """Images where the human and the metric ranking disagree most (``disagreements``).
 
     Args:
         db: The database.
@@ -202,84 +232,35 @@ def disagreements(db: Database, study_name: str, metric: str, judge: str = "", n
         metric: Metric name.
         judge: Judge of the metric (``""`` when none).
         n: How many images.
-        criterion: Human criterion (default ``O`` when SC and PR are rated, for rankings
-            ``overall``).
+        source: Human source (``ratings:<criterion>`` or ``rankings:<criterion>``);
+            default :func:`default_source` of the report.
         dimension: Only this dimension.
 
     Returns:
-        Records, largest gap first: ``image_id, prompt_id, prompt, model, sample,
-        dimension, path`` (absolute, None without a file), ``human, metric, human_rank,
-        metric_rank, gap, n_raters, source``.
+        The report's ``disagreements`` records of that metric, judge and source, with
+        ``path`` made absolute (None without a file).
     """
-    data = load_frames(db, study_name, dimension=dimension, metric=metric)
-    human, source = _human_items(data, criterion)
-    scores = data.scores[data.scores["judge"] == judge]
-    values = image_scores(scores)
-    if human.empty or values.empty:
-        return []
-    return _disagreements(human, source, values, _image_info(db, study_name), metric, n)
+    doc = study_report(db, study_name, n_boot=1, n_perm=1, dimension=dimension,
+                       metric=metric, n_disagreements=n)
+    source = source or default_source(doc)
+    root = study_store.get_study(db, study_name).root
+    return [{**r, "path": image_file(root, r.get("path"))} for r in doc["disagreements"]
+            if r["metric"] == metric and r["judge"] == judge and r["human_source"] == source]
 
 
-def _disagreements(human: pd.DataFrame, source: str, values: pd.DataFrame,
-                   info: pd.DataFrame, metric: str, n: int) -> list[dict]:
-    both = human.merge(values[["image_id", "value"]].rename(columns={"value": "metric"}),
-                       on="image_id").dropna(subset=["human", "metric"])
-    sign = 1.0 if higher_is_better(metric) else -1.0
-    both["human_rank"] = both["human"].rank(ascending=False, pct=True)
-    both["metric_rank"] = (sign * both["metric"]).rank(ascending=False, pct=True)
-    both["gap"] = (both["human_rank"] - both["metric_rank"]).abs()
-    top = both.sort_values(["gap", "image_id"], ascending=[False, True]).head(n)
-    cols = ["image_id", "prompt_id", "prompt", "model", "sample", "dimension", "path"]
-    out = top.merge(info[cols], on="image_id", how="left")[
-        [*cols, "human", "metric", "human_rank", "metric_rank", "gap", "n_raters"]]
-    return records(out.assign(source=source))
-
-
-def _image_info(db: Database, study_name: str) -> pd.DataFrame:
-    """The study's images with absolute paths (None for an image without a file)."""
-    study = study_store.get_study(db, study_name)
-    info = frames.images_frame(db, study.id)
-    root = Path(study.root) if study.root else None
-    info["path"] = [str(root / p) if root and isinstance(p, str) and p else None
-                    for p in info["path"]]
-    return info
+def default_source(doc: dict) -> str | None:
+    """The human source shown first: the derived criterion, else the first rated
+    criterion, else the first ranking criterion."""
+    sources = sorted({r["human_source"] for r in doc["disagreements"]}
+                     | {r["human"] for r in doc["human_vs_metric"]})
+    for prefer in (f"ratings:{DERIVED_NAME}", "ratings:", "rankings:"):
+        found = [s for s in sources if s == prefer or (prefer.endswith(":")
+                                                       and s.startswith(prefer))]
+        if found:
+            return found[0]
+    return None
 
 
 def rater_quality(db: Database, study_name: str) -> list[dict]:
-    """Per rater and criterion: agreement with the others, time, straight-lining, gold.
-
-    Returns:
-        Records with ``rater, criterion, n_ratings, median_seconds, modal_value,
-        modal_share`` (share of the rater's ratings equal to their most common value),
-        ``zero_variance`` (all of ≥ 2 ratings equal), ``loo_spearman, loo_pearson`` (vs
-        the mean of the other raters, per image) and, with gold items, ``gold_n,
-        gold_accuracy``. Empty for a study without ratings.
-    """
-    return _rater_quality(load_frames(db, study_name))
-
-
-def _rater_quality(data: StudyFrames) -> list[dict]:
-    ratings = data.ratings.astype({"rater": str, "criterion": str})
-    if ratings.empty:
-        return []
-    keys = ["rater", "criterion"]
-    table = ratings.groupby(keys, sort=True).agg(
-        n_ratings=("value", "size"), median_seconds=("seconds", "median"), std=("value", "std"))
-    # The most common value of each rater (ties: the lowest value) and its share.
-    counts = ratings.groupby([*keys, "value"]).size().rename("count").reset_index()
-    top = counts.sort_values([*keys, "count", "value"], ascending=[True, True, False, True])
-    top = top.drop_duplicates(keys).set_index(keys)
-    table = table.assign(modal_value=top["value"], modal_share=top["count"] / table["n_ratings"],
-                         zero_variance=table["std"] == 0)
-    loo = leave_one_out_table(ratings).rename(
-        columns={"spearman": "loo_spearman", "pearson": "loo_pearson"})
-    table = table.reset_index().drop(columns="std").merge(
-        loo[["rater", "criterion", "loo_spearman", "loo_pearson"]],
-        on=["rater", "criterion"], how="left")
-    if data.gold is not None:
-        gold = gold_accuracy(ratings, data.gold)
-        table = table.merge(gold.rename(columns={"n_gold": "gold_n",
-                                                 "accuracy": "gold_accuracy"}),
-                            on=[c for c in ("rater", "criterion") if c in gold.columns],
-                            how="left").drop(columns=["n_correct"], errors="ignore")
-    return records(table.replace({np.inf: np.nan}))
+    """The report's ``raters.quality`` records (per rater × unit × criterion)."""
+    return study_report(db, study_name, n_boot=1, n_perm=1)["raters"]["quality"]

@@ -9,8 +9,8 @@ from typing import Any
 from sqlite_utils import Database
 
 from concord.config import DEMO_MANIFEST
-from concord.errors import ConcordError
 from concord.importers.build import plan_from_manifest
+from concord.names import check_name
 from concord.plan import ImportSummary
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
@@ -43,9 +43,8 @@ def invite(db: Database, study_name: str, names: list[str], base_url: str, *,
            role: str = "rater", actor: str = "cli") -> list[Invite]:
     """Create (or re-invite) raters for a study; returns one invite URL each."""
     study = study_store.get_study(db, study_name)
-    clean = [name.strip() for name in names]
-    if not all(clean):  # checked first: a token issued but never shown would be lost
-        raise ConcordError(f"empty rater name in {names!r}")
+    # every name is checked first: a token issued but never shown would be lost
+    clean = [check_name(name, "rater") for name in names]
     out = []
     for name in clean:
         token = rater_store.issue_token(db, name, role=role, study_id=study.id, actor=actor)
@@ -66,16 +65,45 @@ def rater_progress(db: Database, study_name: str) -> list[dict[str, Any]]:
     """Per rater and unit: done, open, skipped (the researcher's progress page)."""
     study = study_store.get_study(db, study_name)
     out = []
-    for unit in ("image", "prompt"):
+    for unit, name in (("image", "scoring"), ("prompt", "ranking"), ("pair", "pairs")):
         for row in work.coverage_summary(db, study.id, unit):
-            out.append({"unit": "scoring" if unit == "image" else "ranking", **row})
+            out.append({"unit": name, **row})
     return out
 
 
 def flags_and_skips(db: Database, study_name: str) -> list[dict[str, Any]]:
-    """Every skip and flag raters left in a study."""
+    """Every skip and flag raters left in a study, newest first: ``kind, rater, note``
+    (the reason), ``unit`` (image, prompt or pair), ``prompt_id, prompt, model`` and
+    ``image_path`` (absolute; None for a ranking set, a pair or an image without a
+    file)."""
     study = study_store.get_study(db, study_name)
-    return work.marks(db, study.id)
+    base = Path(study.root or ".")
+    return [{**row, "image_path": base / row.pop("path") if row.get("path") else None}
+            for row in work.marks(db, study.id)]
+
+
+def raters(db: Database, study_name: str | None = None) -> list[dict[str, Any]]:
+    """Raters (of one study, or all) with ``link`` ("active", "revoked" or "none"),
+    studies, counts of current ratings and rankings, and when they were created."""
+    study_id = study_store.get_study(db, study_name).id if study_name else None
+    out = []
+    for r in rater_store.list_raters(db, study_id):
+        link = "revoked" if r["revoked_at"] else "active" if r["has_link"] else "none"
+        out.append({"name": r["name"], "role": r["role"], "link": link,
+                    "studies": r["studies"], "ratings": r["ratings"],
+                    "rankings": r["rankings"], "created_at": r["created_at"]})
+    return out
+
+
+def revoke(db: Database, name: str, *, actor: str = "cli") -> None:
+    """Revoke a rater's invite link: it stops working at once, in open tabs too."""
+    rater_store.revoke(db, name, actor=actor)
+
+
+def with_links(db: Database, names: list[str]) -> list[str]:
+    """The names among ``names`` that already have a working invite link."""
+    return [r["name"] for r in rater_store.list_raters(db)
+            if r["name"] in set(names) and r["has_link"] and not r["revoked_at"]]
 
 
 def delete(db: Database, study_name: str, *, actor: str = "cli") -> dict[str, int]:

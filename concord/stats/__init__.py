@@ -14,7 +14,7 @@ from concord.stats.agreement import (
 from concord.stats.agreement_frames import (
     agreement_table,
     gold_accuracy,
-    rater_quality,
+    leave_one_out_table,
     rating_matrix,
 )
 from concord.stats.correlation import (
@@ -25,13 +25,26 @@ from concord.stats.correlation import (
     tau_23,
     winoground_accuracy,
 )
-from concord.stats.human import bootstrap_means, model_scores, overall_scores
+from concord.stats.derived import IMAGENHUB_O, Derived, derive, overall_scores, with_derived
+from concord.stats.drilldown import disagreements
+from concord.stats.flags import (
+    item_times,
+    quality_flags,
+    rater_signals,
+    time_summary,
+    too_fast_items,
+)
+from concord.stats.grouped import combine_r, grouped_correlations
+from concord.stats.human import bootstrap_means, model_scores
 from concord.stats.human_metric import (
     human_metric_table,
+    human_sources,
     item_level,
-    model_level,
-    model_level_many,
+    join_sources,
 )
+from concord.stats.model_level import model_level, model_level_many
+from concord.stats.per_model import per_model_table, rater_vs_rest
+from concord.stats.quality import QualityThresholds, gold_results, split_gold
 from concord.stats.rankings import (
     kendalls_w_by_prompt,
     model_ranking,
@@ -42,19 +55,31 @@ from concord.stats.rankings import (
 from concord.stats.report import full_report
 
 __all__ = [
+    "IMAGENHUB_O",
+    "Derived",
+    "QualityThresholds",
     "agreement_table",
     "bootstrap_means",
+    "combine_r",
     "correlations",
+    "derive",
+    "disagreements",
     "fleiss_kappa",
     "full_report",
     "gold_accuracy",
+    "gold_results",
+    "grouped_correlations",
     "human_metric_table",
+    "human_sources",
     "item_level",
+    "item_times",
+    "join_sources",
     "kendall_tau_b_grouped",
     "kendalls_w",
     "kendalls_w_by_prompt",
     "krippendorff_alpha",
     "leave_one_out",
+    "leave_one_out_table",
     "mean_pairwise_spearman",
     "model_level",
     "model_level_many",
@@ -63,11 +88,18 @@ __all__ = [
     "overall_scores",
     "pairwise_accuracy",
     "pairwise_accuracy_ignore_ties",
+    "per_model_table",
     "position_bias",
     "prompt_mean_ranks",
+    "quality_flags",
     "rank_by_position",
-    "rater_quality",
+    "rater_signals",
+    "rater_vs_rest",
     "rating_matrix",
+    "split_gold",
     "tau_23",
+    "time_summary",
+    "too_fast_items",
     "winoground_accuracy",
+    "with_derived",
 ]

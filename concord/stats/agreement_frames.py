@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pandas as pd
 
+from concord.stats._codes import RATING_COLUMNS, first_rows, group_codes, image_keys
 from concord.stats._validate import check_choice, numeric_values, require_columns
 from concord.stats.agreement import (
     LEVELS,
@@ -21,7 +22,6 @@ from concord.stats.agreement import (
     mean_pairwise_spearman,
     value_counts,
 )
-from concord.stats.human import RATING_COLUMNS, first_rows, group_codes, image_keys
 
 
 def rating_matrix(
@@ -174,7 +174,7 @@ def agreement_row(data: np.ndarray, levels: Sequence[str] = LEVELS) -> dict[str,
     return row
 
 
-def rater_quality(
+def leave_one_out_table(
     ratings: pd.DataFrame, *, by: Sequence[str] = ("criterion",),
     item: Sequence[str] | None = None,
 ) -> pd.DataFrame:
@@ -183,7 +183,7 @@ def rater_quality(
     Returns:
         Columns ``by``, ``rater, spearman, pearson, n_items``.
     """
-    require_columns(ratings, [*RATING_COLUMNS, *by], where="rater_quality")
+    require_columns(ratings, [*RATING_COLUMNS, *by], where="leave_one_out_table")
     frames = [leave_one_out(data, raters=names).assign(**head)
               for head, data, names in group_matrices(ratings, by, item)]
     cols = [*by, "rater", "spearman", "pearson", "n_items"]

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from concord.stats._codes import RATING_COLUMNS, first_rows, group_codes, image_keys
+from concord.stats._exact import group_means
 from concord.stats._resample import (
     bootstrap_weights,
     percentile_interval,
@@ -25,113 +27,6 @@ from concord.stats._validate import (
     numeric_values,
     require_columns,
 )
-
-RATING_COLUMNS = ("prompt_id", "model", "rater", "criterion", "value")
-
-
-def image_keys(df: pd.DataFrame) -> list[str]:
-    """Columns that identify one image in ``df`` (study/sample/image_id only when present)."""
-    optional = [c for c in ("study", "sample", "image_id") if c in df.columns]
-    return ["prompt_id", "model", *optional]
-
-
-def column_codes(column: pd.Series) -> tuple[np.ndarray, int]:
-    """Integer codes of a column in sorted order (missing values last) and their count."""
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        codes = column.cat.codes.to_numpy().astype(np.int64)
-        n = len(column.cat.categories)
-        return np.where(codes < 0, n, codes), n + 1
-    try:
-        codes, uniques = pd.factorize(column, sort=True, use_na_sentinel=False)
-    except TypeError:
-        # Mixed types (ints and strings) do not sort; sort their text instead.
-        codes, uniques = pd.factorize(column.astype(str), sort=True, use_na_sentinel=False)
-    return codes.astype(np.int64), max(len(uniques), 1)
-
-
-def group_codes(df: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
-    """Dense integer code per row for the combination of ``keys``, in sorted key order.
-
-    Column codes are combined in mixed radix and made dense with a presence table: no
-    hashing of tuples, which keeps million-row frames fast.
-    """
-    combined = np.zeros(len(df), dtype=np.int64)
-    size = 1
-    for key in keys:
-        codes, n = column_codes(df[key])
-        if size * n >= 2**62:
-            return df.groupby(list(keys), sort=True, observed=True, dropna=False).ngroup(
-            ).to_numpy()
-        combined = combined * n + codes
-        size *= n
-    if size <= 8 * len(df) + 1_000_000:
-        present = np.zeros(size, dtype=bool)
-        present[combined] = True
-        return (np.cumsum(present) - 1)[combined]
-    return np.unique(combined, return_inverse=True)[1].ravel()
-
-
-def first_rows(codes: np.ndarray) -> np.ndarray:
-    """Row position of the first occurrence of each code 0..max."""
-    first = np.full(int(codes.max()) + 1 if len(codes) else 0, -1)
-    first[codes[::-1]] = np.arange(len(codes))[::-1]
-    return first
-
-
-def overall_scores(
-    ratings: pd.DataFrame,
-    *,
-    criteria: tuple[str, str] = ("SC", "PR"),
-    output: str = "O",
-    weights: tuple[float, float] | None = None,
-) -> pd.DataFrame:
-    """Combine two criteria of the same rater and image into one overall score.
-
-    ImagenHub's overall score is the geometric mean ``O = sqrt(SC * PR)``, taken per rater
-    and image BEFORE any averaging. ``weights=(0.7, 0.3)`` gives ImagenHub's unused linear
-    alternative ``0.7 * SC + 0.3 * PR``.
-
-    Args:
-        ratings: Ratings frame (``prompt_id, model, rater, criterion, value``).
-        criteria: The two criterion names to combine.
-        output: Criterion name of the new rows.
-        weights: ``None`` for the geometric mean, else linear weights of the two criteria.
-
-    Returns:
-        One row per (image, rater) that has both criteria: the image key columns,
-        ``rater``, ``dimension`` if present, ``criterion`` (= ``output``) and ``value``.
-
-    Raises:
-        ValueError: Missing columns, a negative value (no geometric mean), or a rater who
-            rated the same image and criterion twice.
-    """
-    where = "overall_scores"
-    require_columns(ratings, RATING_COLUMNS, where=where)
-    wanted = ratings["criterion"].isin(criteria).to_numpy()
-    sub = ratings if wanted.all() else ratings[wanted]
-    keys = [*image_keys(sub), "rater"]
-    gid = group_codes(sub, keys)
-    n_groups = int(gid.max()) + 1 if len(gid) else 0
-    values = numeric_values(sub, "value", where=where)
-    parts = np.full((2, n_groups), np.nan)
-    for k, name in enumerate(criteria):
-        # Series comparison: on a categorical column it compares codes, not strings.
-        mask = (sub["criterion"] == name).to_numpy()
-        if mask.any() and np.bincount(gid[mask], minlength=n_groups).max() > 1:
-            raise ValueError(f"{where}: a rater rated the same image twice on {name!r}")
-        parts[k, gid[mask]] = values[mask]
-    if weights is None:
-        if np.nanmin(parts, initial=0.0) < 0:
-            raise ValueError(f"{where}: negative value {np.nanmin(parts)} has no geometric mean")
-        combined = np.sqrt(parts[0] * parts[1])
-    else:
-        combined = weights[0] * parts[0] + weights[1] * parts[1]
-    keep = np.flatnonzero(~np.isnan(parts).any(axis=0))
-    carry = keys + (["dimension"] if "dimension" in sub.columns else [])
-    out = sub.iloc[first_rows(gid)[keep]][carry].reset_index(drop=True)
-    out["criterion"] = output
-    out["value"] = combined[keep]
-    return out
 
 
 class _Layout:
@@ -243,50 +138,84 @@ def model_scores(
     ci: float = 0.95,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Mean ± std across raters per model and criterion, with a bootstrap CI over prompts.
+    """Both model scores per model and criterion, each with a bootstrap CI over prompts.
 
-    The ImagenHub rule: each rater's mean over the images they rated, then the mean of those
-    per-rater means and their POPULATION standard deviation (``ddof=0``). The interval is
-    the percentile interval of the mean over ``n_boot`` prompt resamples.
+    * ``mean_rater_means`` (the ImagenHub rule): each rater's mean over the images they
+      rated, then the mean of those per-rater means; ``std_rater_means`` is their
+      POPULATION standard deviation (``ddof=0``), ImagenHub's "±".
+    * ``mean_image_means``: each image's mean over its raters (order-independent sum,
+      :mod:`concord.stats._exact`), then the mean over the group's images.
+
+    With every rater rating every image the two are equal; with missing ratings they
+    differ. Each ``*_ci_boot_low/high`` is the percentile interval of that mean over
+    ``n_boot`` prompt resamples (the same resamples for both).
 
     Args:
         ratings: Ratings frame (``prompt_id, model, rater, criterion, value``; NaN values
-            are ignored). Add the ``O`` rows with :func:`overall_scores` first if wanted.
+            are ignored). Add derived criteria with :func:`concord.stats.with_derived`.
         by: Grouping columns.
         n_boot: Number of bootstrap resamples.
         ci: Confidence level of the interval.
         seed: Seed of ``numpy.random.default_rng``.
 
     Returns:
-        One row per group: ``by`` columns, ``mean, std, ci_low, ci_high, n_raters,
-        n_prompts, n_images, n_ratings``.
+        One row per group: ``by`` columns, ``mean_rater_means, std_rater_means,
+        mean_rater_means_ci_boot_low, mean_rater_means_ci_boot_high, mean_image_means,
+        mean_image_means_ci_boot_low, mean_image_means_ci_boot_high, n_raters, n_prompts,
+        n_images, n_ratings``.
 
     Example:
-        >>> df = pd.DataFrame({"prompt_id": ["p1", "p2", "p1", "p2"], "model": "m",
-        ...     "rater": ["a", "a", "b", "b"], "criterion": "SC", "value": [1, 0.5, 0.5, 0.5]})
+        >>> df = pd.DataFrame({"prompt_id": ["p1", "p2", "p1"], "model": "m",
+        ...     "rater": ["a", "a", "b"], "criterion": "SC", "value": [1, 0.5, 0.5]})
         >>> row = model_scores(df, n_boot=10).iloc[0]
-        >>> float(row["mean"]), float(row["std"])
-        (0.625, 0.125)
+        >>> float(row["mean_rater_means"]), float(row["mean_image_means"])
+        (0.625, 0.625)
     """
     where = "model_scores"
     by = list(by)
     require_columns(ratings, [*RATING_COLUMNS, *by], where=where)
     check_fraction(ci, name="ci")
+    n_boot = check_positive_int(n_boot, name="n_boot")
     lay = _Layout(ratings, by, where)
-    point, samples = _bootstrap(lay, check_positive_int(n_boot, name="n_boot"), seed)
+    point, samples = _bootstrap(lay, n_boot, seed)
     n_groups = len(lay.groups)
     rater_mean = np.bincount(lay.col, weights=lay.values) / np.bincount(lay.col)
     spread = (rater_mean - point[lay.col_group]) ** 2
     out = lay.groups.copy()
-    out["mean"] = point
+    out["mean_rater_means"] = point
     out["n_raters"] = np.bincount(lay.col_group, minlength=n_groups)
-    out["std"] = np.sqrt(np.bincount(lay.col_group, weights=spread, minlength=n_groups)
-                         / out["n_raters"].to_numpy())
-    out["ci_low"], out["ci_high"] = percentile_interval(samples, ci)
+    out["std_rater_means"] = np.sqrt(np.bincount(lay.col_group, weights=spread,
+                                                 minlength=n_groups)
+                                     / out["n_raters"].to_numpy())
+    low, high = percentile_interval(samples, ci)
+    out["mean_rater_means_ci_boot_low"], out["mean_rater_means_ci_boot_high"] = low, high
+    image_point, image_samples, image = _image_means(lay, n_boot, seed)
+    out["mean_image_means"] = image_point
+    low, high = percentile_interval(image_samples, ci)
+    out["mean_image_means_ci_boot_low"], out["mean_image_means_ci_boot_high"] = low, high
     out["n_prompts"] = _distinct_per_group(lay.group, lay.unit, n_groups)
-    image = group_codes(lay.df, image_keys(lay.df))
     out["n_images"] = _distinct_per_group(lay.group, image, n_groups)
     out["n_ratings"] = np.bincount(lay.group, minlength=n_groups)
-    cols = [*by, "mean", "std", "ci_low", "ci_high", "n_raters", "n_prompts", "n_images",
-            "n_ratings"]
-    return out[cols]
+    return out[[*by, *SCORE_FIELDS]]
+
+
+SCORE_FIELDS = ("mean_rater_means", "std_rater_means", "mean_rater_means_ci_boot_low",
+                "mean_rater_means_ci_boot_high", "mean_image_means",
+                "mean_image_means_ci_boot_low", "mean_image_means_ci_boot_high", "n_raters",
+                "n_prompts", "n_images", "n_ratings")
+
+
+def _image_means(lay: _Layout, n_boot: int,
+                 seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean of image means per group, its prompt-bootstrap samples, image code per row."""
+    image = group_codes(lay.df, image_keys(lay.df))
+    cell = group_codes(pd.DataFrame({"g": lay.group, "i": image}), ["g", "i"])
+    n_cells = int(cell.max()) + 1
+    means, _ = group_means(cell, lay.values, n_cells)
+    first = first_rows(cell)
+    cell_group, cell_unit = lay.group[first], lay.unit[first]
+    n_groups, n_units = len(lay.groups), int(lay.unit.max()) + 1
+    sums, counts = unit_sums(cell_unit, cell_group, means, n_units, n_groups)
+    point = sums.sum(axis=0) / counts.sum(axis=0)
+    samples = resampled_means(bootstrap_weights(n_units, n_boot, seed), sums, counts)
+    return point, samples, image

@@ -3,44 +3,45 @@
 Items are images: the human score of an image is the mean over its raters (ratings) or
 minus its mean rank (rankings, so that higher is better); the metric score is the mean of
 the metric's rows for the image (image-level score, or accuracy over its questions).
-Both sides are oriented so that higher is better before correlating.
+Both sides are oriented so that higher is better before correlating. Image means are
+order-independent sums (:mod:`concord.stats._exact`), so equal ratings give equal means
+and rank correlations see them as ties.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from concord.stats._resample import (
-    bootstrap_weights,
-    percentile_interval,
-    prompt_codes,
-    ratio,
-    resampled_sums,
-    unit_sums,
-)
+from concord.stats._codes import first_rows, group_codes
+from concord.stats._exact import group_means
 from concord.stats._validate import (
-    check_positive_int,
+    check_choice,
     filled_text,
     numeric_values,
     require_columns,
 )
-from concord.stats.correlation import ROWWISE, correlations, pairwise_accuracy
-from concord.stats.human import first_rows, group_codes
+from concord.stats.correlation import correlations, pairwise_accuracy
+from concord.stats.human import bootstrap_means
+from concord.stats.model_level import MODEL_SCORES, HumanModelScores, model_level_many
 
 STATS = ("spearman", "kendall_tau_b", "pearson")
 SCORE_COLUMNS = ("prompt_id", "model", "metric", "value")
 
 
-def _join_keys(left: pd.DataFrame, right: pd.DataFrame) -> list[str]:
+def join_keys(left: pd.DataFrame, right: pd.DataFrame) -> list[str]:
+    """Image keys both frames have: ``prompt_id, model`` (+ ``study``, ``sample``)."""
     optional = [c for c in ("study", "sample") if c in left.columns and c in right.columns]
     return ["prompt_id", "model", *optional]
 
 
 def item_means(frame: pd.DataFrame, keys: Sequence[str], *, where: str) -> pd.DataFrame:
     """Mean ``value`` per item ``keys`` (NaN values ignored), keeping ``dimension``.
+
+    The sum is independent of row order (:func:`concord.stats._exact.group_means`).
 
     Returns:
         The ``keys`` columns, ``dimension`` (when present), ``value`` and ``n`` (rows).
@@ -52,8 +53,8 @@ def item_means(frame: pd.DataFrame, keys: Sequence[str], *, where: str) -> pd.Da
     first = first_rows(code)
     carry = [*keys, "dimension"] if "dimension" in df.columns else list(keys)
     out = df.iloc[first][carry].reset_index(drop=True)
-    n = np.bincount(code)
-    out["value"] = np.bincount(code, weights=values) / n
+    means, n = group_means(code, values, len(first))
+    out["value"] = means
     out["n"] = n
     return out
 
@@ -62,105 +63,15 @@ def join_items(human: pd.DataFrame, metric: pd.DataFrame) -> pd.DataFrame:
     """Inner join of human and metric item means on the image keys both frames have.
 
     Returns:
-        Columns ``prompt_id, model, [study, sample], dimension, human, metric``.
+        Columns ``prompt_id, model, [study, sample], dimension, human, metric`` and
+        ``n_raters`` (the human item's number of values) when the human frame has ``n``.
     """
-    keys = _join_keys(human, metric)
+    keys = join_keys(human, metric)
     right = metric[[*keys, "value"]].rename(columns={"value": "metric"})
     if "dimension" not in human.columns and "dimension" in metric.columns:
         right = metric[[*keys, "dimension", "value"]].rename(columns={"value": "metric"})
-    left = human.drop(columns=["n"], errors="ignore").rename(columns={"value": "human"})
+    left = human.rename(columns={"value": "human", "n": "n_raters"})
     return left.merge(right, on=keys, how="inner", validate="one_to_one")
-
-
-class _ModelSums:
-    """Per-prompt sums of human, metric and item counts per model for one items frame."""
-
-    def __init__(self, items: pd.DataFrame) -> None:
-        require_columns(items, ["prompt_id", "model", "human", "metric"], where="model_level")
-        units, _ = prompt_codes(items["prompt_id"])
-        model, _ = pd.factorize(items["model"], sort=True)
-        self.n_units, self.n_models = int(units.max()) + 1, int(model.max()) + 1
-        shape = (units, model)
-        self.human, self.counts = unit_sums(*shape, items["human"].to_numpy(float),
-                                            self.n_units, self.n_models)
-        self.metric, _ = unit_sums(*shape, items["metric"].to_numpy(float),
-                                   self.n_units, self.n_models)
-        self.n_items = len(items)
-
-
-def model_level(
-    items: pd.DataFrame, *, n_boot: int = 1000, n_perm: int = 1000, seed: int = 0,
-    ci: float = 0.95,
-) -> dict[str, float]:
-    """Rank agreement of model means, with a prompt-bootstrap CI and a permutation p-value.
-
-    Model scores are the means over each model's items of ``human`` and of ``metric``.
-    The CI resamples prompts (sorted by id) with replacement, recomputes both model means
-    and all correlations for every resample at once. The p-value permutes the metric's
-    model means over models (``default_rng((seed, 1))``), two-sided:
-    ``(1 + #{|r_perm| >= |r|}) / (1 + n_perm)``.
-
-    Args:
-        items: ``prompt_id, model, human, metric`` (one row per item; higher = better).
-        n_boot: Bootstrap resamples.
-        n_perm: Permutations.
-        seed: Seed of the bootstrap (and, with 1, of the permutations).
-        ci: Confidence level.
-
-    Returns:
-        ``<stat>, <stat>_ci_low, <stat>_ci_high, <stat>_p`` for Spearman, Kendall τ_b and
-        Pearson, plus ``n`` (models), ``n_prompts`` and ``n_items``.
-    """
-    return model_level_many([items], n_boot=n_boot, n_perm=n_perm, seed=seed, ci=ci)[0]
-
-
-def model_level_many(
-    frames: Sequence[pd.DataFrame], *, n_boot: int = 1000, n_perm: int = 1000,
-    seed: int = 0, ci: float = 0.95,
-) -> list[dict[str, float]]:
-    """:func:`model_level` of several items frames, each exactly as if alone.
-
-    Frames with the same number of prompts share the resampling matrix, so their
-    bootstraps run as ONE matrix product (reading that matrix is the dominant cost).
-    """
-    n_boot = check_positive_int(n_boot, name="n_boot")
-    n_perm = check_positive_int(n_perm, name="n_perm")
-    sums = [_ModelSums(f) for f in frames]
-    by_size: dict[int, list[int]] = {}
-    for k, s in enumerate(sums):
-        by_size.setdefault(s.n_units, []).append(k)
-    boots: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    for n_units, ks in by_size.items():
-        stacked = np.hstack([m for k in ks
-                             for m in (sums[k].human, sums[k].metric, sums[k].counts)])
-        product = resampled_sums(bootstrap_weights(n_units, n_boot, seed), stacked)
-        start = 0
-        for k in ks:
-            width = sums[k].n_models
-            h, m, c = (product[:, start + j * width:start + (j + 1) * width] for j in range(3))
-            boots[k] = (ratio(h, c), ratio(m, c))
-            start += 3 * width
-    return [_model_stats(s, *boots[k], n_perm=n_perm, seed=seed, ci=ci)
-            for k, s in enumerate(sums)]
-
-
-def _model_stats(s: _ModelSums, hb: np.ndarray, mb: np.ndarray, *, n_perm: int, seed: int,
-                 ci: float) -> dict[str, float]:
-    h, m = s.human.sum(0) / s.counts.sum(0), s.metric.sum(0) / s.counts.sum(0)
-    rng = np.random.default_rng((seed, 1))
-    perm = rng.permuted(np.tile(np.arange(s.n_models), (n_perm, 1)), axis=1)
-    out: dict[str, float] = {"n": s.n_models, "n_prompts": s.n_units, "n_items": s.n_items}
-    defined = s.n_models >= 3
-    for name in STATS:
-        fn = ROWWISE[name]
-        r = float(fn(h[None, :], m[None, :])[0]) if defined else float("nan")
-        low, high = percentile_interval(fn(hb, mb)[:, None], ci)
-        null = fn(np.broadcast_to(h, perm.shape), m[perm])
-        p = (1 + np.sum(np.abs(null) >= abs(r) - 1e-12)) / (1 + n_perm)
-        out.update({name: r, f"{name}_ci_low": float(low[0]) if defined else np.nan,
-                    f"{name}_ci_high": float(high[0]) if defined else np.nan,
-                    f"{name}_p": float(p) if np.isfinite(r) else np.nan})
-    return out
 
 
 def item_level(items: pd.DataFrame, *, ci: float = 0.95) -> dict[str, float]:
@@ -186,25 +97,107 @@ def item_level(items: pd.DataFrame, *, ci: float = 0.95) -> dict[str, float]:
 def human_sources(
     ratings: pd.DataFrame | None, rankings: pd.DataFrame | None
 ) -> dict[str, pd.DataFrame]:
-    """Item-level human scores per source: ``ratings:<criterion>`` and ``rankings:<criterion>``.
+    """Rater-level human values per source: ``ratings:<criterion>``, ``rankings:<criterion>``.
 
-    Ranking items get ``value = −mean rank`` so that higher is better.
+    Ranking rows get ``value = −rank`` so that higher is better.
+
+    Returns:
+        Per source, the rows of that criterion with the image keys, ``rater``, ``value``
+        and ``dimension`` (when present).
     """
     sources: dict[str, pd.DataFrame] = {}
     if ratings is not None:
-        require_columns(ratings, ["prompt_id", "model", "criterion", "value"],
+        require_columns(ratings, ["prompt_id", "model", "rater", "criterion", "value"],
                         where="human_sources")
-        keys = _join_keys(ratings, ratings)
-        for crit, part in ratings.groupby("criterion", sort=True):
-            sources[f"ratings:{crit}"] = item_means(part, keys, where="human_sources")
+        for crit, part in ratings.groupby("criterion", sort=True, observed=True):
+            sources[f"ratings:{crit}"] = part
     if rankings is not None:
-        require_columns(rankings, ["prompt_id", "model", "criterion", "rank"],
+        require_columns(rankings, ["prompt_id", "model", "rater", "criterion", "rank"],
                         where="human_sources")
-        keys = _join_keys(rankings, rankings)
         flipped = rankings.assign(value=-numeric_values(rankings, "rank", where="human_sources"))
-        for crit, part in flipped.groupby("criterion", sort=True):
-            sources[f"rankings:{crit}"] = item_means(part, keys, where="human_sources")
+        for crit, part in flipped.groupby("criterion", sort=True, observed=True):
+            sources[f"rankings:{crit}"] = part
     return sources
+
+
+@dataclass
+class Joined:
+    """Human and metric items joined per metric × judge × human source × dimension.
+
+    ``heads[k]`` (``metric, judge, human, dimension``) describes ``subsets[k]``
+    (``prompt_id, model, …, human, metric``); ``sources`` holds the rater-level rows.
+    """
+
+    heads: list[dict] = field(default_factory=list)
+    subsets: list[pd.DataFrame] = field(default_factory=list)
+    sources: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+
+def join_sources(scores: pd.DataFrame | None, *, ratings: pd.DataFrame | None = None,
+                 rankings: pd.DataFrame | None = None,
+                 higher_is_better: Mapping[str, bool] | None = None,
+                 sources: dict[str, pd.DataFrame] | None = None) -> Joined:
+    """Every (metric, judge) × human source × dimension subset of joined items.
+
+    Metrics mapped to False in ``higher_is_better`` are negated first. ``dimension =
+    "all"`` pools every prompt; each dimension of the joined items has its own subset.
+    ``sources`` (from :func:`human_sources`) replaces ``ratings``/``rankings``; without
+    ``scores`` the result holds only the sources.
+    """
+    out = Joined(sources=sources if sources is not None else human_sources(ratings, rankings))
+    if scores is None or scores.empty:
+        return out
+    require_columns(scores, SCORE_COLUMNS, where="human_metric_table")
+    directions = dict(higher_is_better or {})
+    judged = scores.assign(judge=filled_text(scores["judge"], "") if "judge" in scores else "")
+    human_items = {source: item_means(rows, join_keys(rows, rows), where="human_sources")
+                   for source, rows in out.sources.items()}
+    for (metric, judge), part in judged.groupby(["metric", "judge"], sort=True):
+        metric_items = item_means(part, join_keys(part, part), where="human_metric_table")
+        if not directions.get(str(metric), True):
+            metric_items["value"] = -metric_items["value"]
+        for source, human in human_items.items():
+            for dim, sub in _subsets(join_items(human, metric_items)):
+                out.heads.append({"metric": metric, "judge": judge, "human": source,
+                                  "dimension": dim})
+                out.subsets.append(sub)
+    return out
+
+
+def _rater_means(joined: Joined, k: int, n_boot: int, seed: int) -> HumanModelScores:
+    """Mean of rater means per model over subset k's images, with its resamples."""
+    items, rows = joined.subsets[k], joined.sources[joined.heads[k]["human"]]
+    keys = join_keys(rows, items)
+    wanted = items[keys].drop_duplicates()
+    picked = rows.merge(wanted.astype({c: rows[c].dtype for c in keys}), on=keys)
+    groups, point, samples = bootstrap_means(picked, by=("model",), n_boot=n_boot, seed=seed)
+    return HumanModelScores(list(groups["model"]), point, samples)
+
+
+def correlation_table(joined: Joined, *, n_boot: int = 1000, n_perm: int = 1000,
+                      seed: int = 0, ci: float = 0.95,
+                      model_score: str = "mean_image_means") -> pd.DataFrame:
+    """The ``model`` and ``item`` rows of :func:`human_metric_table` for joined subsets."""
+    check_choice(model_score, MODEL_SCORES, name="model_score")
+    human = None
+    if model_score == "mean_rater_means":
+        human = [_rater_means(joined, k, n_boot, seed) for k in range(len(joined.subsets))]
+    # All model-level bootstraps at once: subsets with equal prompt counts share one product.
+    model_rows = model_level_many(joined.subsets, n_boot=n_boot, n_perm=n_perm, seed=seed,
+                                  ci=ci, human=human)
+    rows = []
+    for head, sub, model_row in zip(joined.heads, joined.subsets, model_rows, strict=True):
+        rows.append({**head, "level": "model", "human_model_score": model_score, **model_row})
+        rows.append({**head, "level": "item", "human_model_score": None,
+                     **item_level(sub, ci=ci)})
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+TABLE_COLUMNS = ["metric", "judge", "human", "dimension", "level", "human_model_score",
+                 *(f"{s}{suffix}" for s in STATS
+                   for suffix in ("", "_ci_boot_low", "_ci_boot_high", "_p_perm",
+                                  "_ci_fisher_low", "_ci_fisher_high", "_p_analytic")),
+                 "n", "n_prompts", "n_items", "pairwise_acc", "pairwise_acc_eps"]
 
 
 def human_metric_table(
@@ -217,6 +210,7 @@ def human_metric_table(
     n_perm: int = 1000,
     seed: int = 0,
     ci: float = 0.95,
+    model_score: str = "mean_image_means",
 ) -> pd.DataFrame:
     """Human vs metric per metric × judge × human source × dimension × level.
 
@@ -230,35 +224,19 @@ def human_metric_table(
         n_perm: Permutations for the model-level p-value.
         seed: Seed for both.
         ci: Confidence level.
+        model_score: The human model score of the ``model`` level: ``mean_image_means``
+            or ``mean_rater_means`` (see :func:`concord.stats.model_scores`).
 
     Returns:
-        One row per combination: ``metric, judge, human, dimension, level`` (``"model"``
-        or ``"item"``), the statistics of :func:`model_level` / :func:`item_level`.
-        ``dimension = "all"`` pools every prompt.
+        One row per combination (columns :data:`TABLE_COLUMNS`): ``metric, judge, human,
+        dimension, level`` (``"model"`` or ``"item"``); ``model`` rows fill the
+        ``*_ci_boot_*``/``*_p_perm`` columns (:func:`model_level`), ``item`` rows the
+        ``*_ci_fisher_*``/``*_p_analytic`` and pairwise columns (:func:`item_level`).
     """
-    require_columns(scores, SCORE_COLUMNS, where="human_metric_table")
-    directions = dict(higher_is_better or {})
-    judged = scores.assign(judge=filled_text(scores["judge"], "") if "judge" in scores else "")
-    sources = human_sources(ratings, rankings)
-    heads: list[dict] = []
-    subsets: list[pd.DataFrame] = []
-    for (metric, judge), part in judged.groupby(["metric", "judge"], sort=True):
-        keys = _join_keys(part, part)
-        metric_items = item_means(part, keys, where="human_metric_table")
-        if not directions.get(str(metric), True):
-            metric_items["value"] = -metric_items["value"]
-        for source, human in sources.items():
-            for dim, sub in _subsets(join_items(human, metric_items)):
-                heads.append({"metric": metric, "judge": judge, "human": source,
-                              "dimension": dim})
-                subsets.append(sub)
-    # All model-level bootstraps at once: subsets with equal prompt counts share one product.
-    model_rows = model_level_many(subsets, n_boot=n_boot, n_perm=n_perm, seed=seed, ci=ci)
-    rows = []
-    for head, sub, model_row in zip(heads, subsets, model_rows, strict=True):
-        rows.append({**head, "level": "model", **model_row})
-        rows.append({**head, "level": "item", **item_level(sub, ci=ci)})
-    return pd.DataFrame(rows)
+    joined = join_sources(scores, ratings=ratings, rankings=rankings,
+                          higher_is_better=higher_is_better)
+    return correlation_table(joined, n_boot=n_boot, n_perm=n_perm, seed=seed, ci=ci,
+                             model_score=model_score)
 
 
 def _subsets(items: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:

@@ -131,21 +131,23 @@ def position_bias(rankings: pd.DataFrame) -> pd.DataFrame:
     slot × rank contingency table (any dependence).
 
     Returns:
-        Columns ``criterion, spearman, spearman_p, chi2, chi2_p, dof, n``; NaN where a
-        test is undefined (a single slot or rank value).
+        Columns ``criterion, spearman, spearman_p_analytic, chi2, chi2_p_analytic, dof,
+        n`` (p-values: scipy's, two-sided); NaN where a test is undefined (a single slot
+        or rank value).
     """
     df = _clean(rankings, "position_bias", extra=["position"])
     rows = []
     for criterion, part in df.groupby("criterion", sort=True):
         pos = numeric_values(part, "position", where="position_bias")
         rank = part["rank"].to_numpy(dtype=float)
-        row = {"criterion": criterion, "spearman": np.nan, "spearman_p": np.nan,
-               "chi2": np.nan, "chi2_p": np.nan, "dof": 0, "n": len(part)}
+        row = {"criterion": criterion, "spearman": np.nan, "spearman_p_analytic": np.nan,
+               "chi2": np.nan, "chi2_p_analytic": np.nan, "dof": 0, "n": len(part)}
         if np.ptp(pos) > 0 and np.ptp(rank) > 0:
             res = stats.spearmanr(pos, rank)
-            row.update(spearman=float(res.statistic), spearman_p=float(res.pvalue))
+            row.update(spearman=float(res.statistic), spearman_p_analytic=float(res.pvalue))
             table = pd.crosstab(pos, rank).to_numpy()
             chi = stats.chi2_contingency(table, correction=False)
-            row.update(chi2=float(chi.statistic), chi2_p=float(chi.pvalue), dof=int(chi.dof))
+            row.update(chi2=float(chi.statistic), chi2_p_analytic=float(chi.pvalue),
+                       dof=int(chi.dof))
         rows.append(row)
     return pd.DataFrame(rows)

@@ -1,67 +1,61 @@
 """One JSON-serialisable document with every statistic of a study (or several).
 
-This is what ``python -m concord stats --json`` and the dashboard show. Each section is a
-list of flat records; records carry ``study`` when the input frames have that column.
+This is what ``python -m concord stats --json`` and the dashboard show (field by field in
+``docs/stats-json.md``). Each section is a list of flat records; records carry ``study``
+when the input frames have that column.
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
 from collections.abc import Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
-from concord.stats._validate import require_columns, require_frame
-from concord.stats.agreement import LEVELS, leave_one_out
-from concord.stats.agreement_frames import (
-    agreement_row,
-    agreement_table,
-    gold_accuracy,
-    group_matrices,
+from concord.stats._codes import RATING_COLUMNS, distinct_text
+from concord.stats._json import jsonable, records
+from concord.stats._validate import check_positive_int, require_columns, require_frame
+from concord.stats.agreement import LEVELS
+from concord.stats.derived import Derived, with_derived
+from concord.stats.human_metric import join_sources
+from concord.stats.model_level import MODEL_SCORES
+from concord.stats.pair_report import (
+    ELO_K,
+    ELO_ORDERS,
+    PAIR_SECTIONS,
+    pair_counts,
+    pair_gold_results,
+    pair_sections,
+    split_gold_pairs,
 )
-from concord.stats.human import (
-    RATING_COLUMNS,
-    model_scores,
-    overall_scores,
-)
-from concord.stats.human_metric import human_metric_table
-from concord.stats.rankings import (
-    RANKING_COLUMNS,
-    kendalls_w_by_prompt,
-    model_ranking,
-    position_bias,
-    rank_by_position,
+from concord.stats.quality import QualityThresholds, gold_results, split_gold
+from concord.stats.rankings import RANKING_COLUMNS
+from concord.stats.report_sections import (
+    gold_only_sections,
+    human_sections,
+    metric_sections,
+    ranking_sections,
+    rater_sections,
 )
 
-SCHEMA_VERSION = 1
+__all__ = ["SCHEMA_VERSION", "full_report", "jsonable", "records"]
+
+SCHEMA_VERSION = 2
 # Key columns turned into categoricals once, so every later groupby works on integer codes.
 _KEYS = ("study", "prompt_id", "model", "rater", "criterion", "dimension", "metric", "judge")
-
-
-def jsonable(value: object) -> object:
-    """Convert numpy/pandas scalars and containers to JSON types; NaN and NA become None."""
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    if isinstance(value, bool | np.bool_):
-        return bool(value)
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        return None if math.isnan(value) or math.isinf(value) else float(value)
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    return str(value)
-
-
-def records(frame: pd.DataFrame | None) -> list[dict]:
-    """A frame as a list of JSON-ready records (``[]`` for None)."""
-    if frame is None or frame.empty:
-        return []
-    return [jsonable(r) for r in frame.to_dict(orient="records")]
+# Document layout: top-level key -> {list name: section key} (or one section key).
+_LAYOUT: dict[str, str | dict[str, str]] = {
+    "human": "human",
+    "agreement": {"study": "agreement_study", "model": "agreement_model"},
+    "rankings": {k: f"rankings_{k}" for k in ("models", "kendalls_w", "position_bias",
+                                              "rank_by_position")},
+    "human_vs_metric": "human_vs_metric",
+    "human_vs_metric_per_model": {"models": "per_model_models",
+                                  "combined": "per_model_combined"},
+    "rater_vs_rest": {k: f"rest_{k}" for k in ("per_model", "pooled", "combined")},
+    "raters": {k: f"raters_{k}" for k in ("quality", "flags", "times", "too_fast", "gold")},
+    "disagreements": "disagreements",
+    "pairs": {k: f"pairs_{k}" for k in PAIR_SECTIONS},
+}
 
 
 def _studies(*frames: pd.DataFrame | None) -> list[object]:
@@ -82,16 +76,19 @@ def full_report(
     rankings: pd.DataFrame | None = None,
     scores: pd.DataFrame | None = None,
     *,
+    pairs: pd.DataFrame | None = None,
     gold: pd.DataFrame | None = None,
     n_boot: int = 1000,
     n_perm: int = 1000,
     seed: int = 0,
     ci: float = 0.95,
-    criteria: tuple[str, str] = ("SC", "PR"),
-    overall: str | None = "O",
+    derived: Sequence[Derived] = (),
     levels: Sequence[str] = LEVELS,
     higher_is_better: Mapping[str, bool] | None = None,
     by_dimension: bool = False,
+    model_score: str = "mean_image_means",
+    quality: QualityThresholds | None = None,
+    n_disagreements: int = 20,
 ) -> dict:
     """Every statistic of ``concord.stats`` over the tidy frames, as one JSON-ready dict.
 
@@ -99,52 +96,59 @@ def full_report(
         ratings: Ratings frame (``prompt_id, model, rater, criterion, value``; may be empty).
         rankings: Rankings frame, or None.
         scores: Metric scores frame, or None.
-        gold: Gold expectations (``image_id, criterion, expected, tolerance``), or None.
+        pairs: Pairs frame (pairwise judgments; ``gold_model`` marks gold pairs), or None.
+        gold: Gold expectations (``image_id, unit, criterion, expected, tolerance``), or
+            None. Gold ratings and rankings count only for rater quality.
         n_boot: Bootstrap resamples (prompt level) for every CI.
         n_perm: Permutations for the model-level p-values.
         seed: Seed of all resampling.
         ci: Confidence level.
-        criteria: The two criteria combined into ``overall`` (per rater and image).
-        overall: Name of the combined criterion; None to skip it.
+        derived: Derived criteria (e.g. :data:`concord.stats.IMAGENHUB_O`), computed per
+            rater and image before anything else; from the study's rubric ``combine``.
         levels: Krippendorff α levels.
         higher_is_better: Direction per metric name (default True).
-        by_dimension: Also add ``"by_dimension": {"human", "agreement"}``: the model
-            scores and per-model agreement of each prompt dimension, each computed exactly
-            as if the ratings held only that dimension (its prompts are the resampling units).
+        by_dimension: Also add ``"by_dimension": {"human", "agreement"}`` per dimension,
+            each computed as if the ratings held only that dimension.
+        model_score: Human model score of the model-level human-vs-metric correlation:
+            ``mean_image_means`` (default) or ``mean_rater_means``.
+        quality: Flag thresholds (default :class:`QualityThresholds()`).
+        n_disagreements: Images listed per metric × judge × human source.
 
     Returns:
-        ``{"meta", "human", "agreement": {"study", "model", "raters", "gold"},
-        "rankings": {"models", "kendalls_w", "position_bias", "rank_by_position"},
-        "human_vs_metric"}`` (+ ``"by_dimension"``); floats are plain floats, NaN is None.
+        The document of ``docs/stats-json.md`` (without the service's ``benchmarks``);
+        floats are plain floats, NaN is None.
     """
     require_columns(ratings, RATING_COLUMNS, where="full_report")
     for name, frame, cols in (("rankings", rankings, RANKING_COLUMNS),
                               ("scores", scores, ("prompt_id", "model", "metric", "value"))):
         if frame is not None:
             require_columns(frame, cols, where=f"full_report ({name})")
+    if model_score not in MODEL_SCORES:
+        raise ValueError(f"model_score must be one of {list(MODEL_SCORES)}, got {model_score!r}")
+    settings = {"n_boot": check_positive_int(n_boot, name="n_boot"),
+                "n_perm": check_positive_int(n_perm, name="n_perm"), "seed": seed, "ci": ci,
+                "derived": tuple(derived), "levels": levels,
+                "higher_is_better": higher_is_better, "by_dimension": by_dimension,
+                "model_score": model_score, "quality": quality or QualityThresholds(),
+                "n_disagreements": check_positive_int(n_disagreements,
+                                                      name="n_disagreements")}
     ratings, rankings, scores = (_categorical(f) for f in (ratings, rankings, scores))
     parts: dict[str, list[pd.DataFrame]] = {}
-    for study in _studies(ratings, rankings, scores):
-        sections = _study_sections(
-            _of(ratings, study), _of(rankings, study), _of(scores, study), _of(gold, study),
-            n_boot=n_boot, n_perm=n_perm, seed=seed, ci=ci, criteria=criteria,
-            overall=overall, levels=levels, higher_is_better=higher_is_better,
-            by_dimension=by_dimension)
+    counts: list[dict] = []
+    for study in _studies(ratings, rankings, scores, pairs):
+        sections, used = _study_sections(_of(ratings, study), _of(rankings, study),
+                                         _of(scores, study), _of(gold, study),
+                                         _of(pairs, study), **settings)
+        counts.append(used)
         for key, frame in sections.items():
             if frame is not None and not frame.empty:
                 tagged = frame if study is None else frame.assign(study=study)
                 parts.setdefault(key, []).append(tagged)
     out = {k: pd.concat(v, ignore_index=True) for k, v in parts.items()}
-    doc = {
-        "meta": _meta(ratings, rankings, scores, n_boot=n_boot, n_perm=n_perm, seed=seed,
-                      ci=ci, overall=overall, criteria=criteria),
-        "human": records(out.get("human")),
-        "agreement": {k: records(out.get(f"agreement_{k}"))
-                      for k in ("study", "model", "raters", "gold")},
-        "rankings": {k: records(out.get(f"rankings_{k}"))
-                     for k in ("models", "kendalls_w", "position_bias", "rank_by_position")},
-        "human_vs_metric": records(out.get("human_vs_metric")),
-    }
+    doc: dict = {"meta": _meta(ratings, rankings, scores, counts, settings)}
+    for key, spec in _LAYOUT.items():
+        doc[key] = (records(out.get(spec)) if isinstance(spec, str)
+                    else {name: records(out.get(section)) for name, section in spec.items()})
     if by_dimension:
         doc["by_dimension"] = {k: records(out.get(f"dimension_{k}"))
                                for k in ("human", "agreement")}
@@ -159,101 +163,88 @@ def _categorical(frame: pd.DataFrame | None) -> pd.DataFrame | None:
     return frame.assign(**cols) if cols else frame
 
 
-def _with_overall(ratings: pd.DataFrame, criteria, overall) -> pd.DataFrame:
-    present = set(ratings["criterion"].unique())
-    if overall is None or not set(criteria) <= present or overall in present:
-        return ratings
-    combined = overall_scores(ratings, criteria=criteria, output=overall)
-    if isinstance(ratings["criterion"].dtype, pd.CategoricalDtype):
-        # Give both parts the same categories so concat keeps the column categorical
-        # (re-encoding 1.5 M strings afterwards costs more than the statistic).
-        crit = ratings["criterion"].cat.add_categories([overall])
-        # Keep categories sorted, so groups come out in the same order as elsewhere.
-        with contextlib.suppress(TypeError):
-            crit = crit.cat.reorder_categories(sorted(crit.cat.categories))
-        ratings = ratings.assign(criterion=crit)
-        combined["criterion"] = pd.Categorical(combined["criterion"],
-                                               categories=crit.cat.categories)
-    return _categorical(pd.concat([ratings, combined], ignore_index=True))
-
-
-def _study_sections(ratings, rankings, scores, gold, *, n_boot, n_perm, seed, ci, criteria,
-                    overall, levels, higher_is_better,
-                    by_dimension=False) -> dict[str, pd.DataFrame | None]:
-    out: dict[str, pd.DataFrame | None] = {}
+def _study_sections(ratings, rankings, scores, gold, pairs, *, n_boot, n_perm, seed, ci,
+                    derived, levels, higher_is_better, by_dimension, model_score, quality,
+                    n_disagreements) -> tuple[dict[str, pd.DataFrame | None], dict]:
     has_value = ratings["value"].notna().to_numpy()
-    rated = ratings if has_value.all() else ratings[has_value]
+    valued = ratings if has_value.all() else ratings[has_value]
+    ranked = rankings if rankings is not None and not rankings.empty else None
+    split = split_gold(valued, ranked, gold)
+    rated = with_derived(split.ratings, derived) if not split.ratings.empty else split.ratings
+    clean_ranked = split.rankings if split.rankings is not None and not split.rankings.empty \
+        else None
+    out: dict[str, pd.DataFrame | None] = {}
     if not rated.empty:
-        rated = _with_overall(rated, criteria, overall)
-        out["human"] = model_scores(rated, n_boot=n_boot, ci=ci, seed=seed)
-        out["agreement_study"], out["agreement_raters"] = _study_agreement(rated, levels)
-        out["agreement_model"] = agreement_table(rated, by=("model", "criterion"),
-                                                 levels=levels)
-        if gold is not None and "image_id" in rated.columns:
-            out["agreement_gold"] = gold_accuracy(rated, gold)
-        if by_dimension and "dimension" in rated.columns:
-            out["dimension_human"], out["dimension_agreement"] = _dimension_sections(
-                rated, n_boot=n_boot, ci=ci, seed=seed, levels=levels)
-    if rankings is not None and not rankings.empty:
-        out.update(_ranking_sections(rankings))
-    if scores is not None and not scores.empty:
-        out["human_vs_metric"] = human_metric_table(
-            scores, ratings=rated if not rated.empty else None, rankings=rankings,
-            higher_is_better=higher_is_better, n_boot=n_boot, n_perm=n_perm, seed=seed, ci=ci)
-    return out
+        out.update(human_sections(rated, n_boot=n_boot, ci=ci, seed=seed, levels=levels,
+                                  by_dimension=by_dimension))
+    if clean_ranked is not None:
+        out.update(ranking_sections(clean_ranked))
+    joined = join_sources(scores, ratings=rated if not rated.empty else None,
+                          rankings=clean_ranked, higher_is_better=higher_is_better)
+    metric = metric_sections(joined, n_boot=n_boot, n_perm=n_perm, seed=seed, ci=ci,
+                             model_score=model_score, n_disagreements=n_disagreements,
+                             higher_is_better=higher_is_better)
+    out.update(metric)
+    data_pairs, gold_pairs = split_gold_pairs(pairs)
+    out.update(pair_sections(data_pairs, clean_ranked, scores, n_boot=n_boot, seed=seed,
+                             ci=ci, higher_is_better=higher_is_better))
+    gold_table = _concat(gold_results(split.gold_ratings, split.gold_rankings, gold),
+                         pair_gold_results(gold_pairs))
+    if not valued.empty or ranked is not None:
+        out.update(rater_sections(valued, ranked, joined, gold_table, quality, metric))
+    elif not gold_table.empty:
+        out.update(gold_only_sections(gold_table, quality))
+    used = {"ratings": split.ratings, "rankings": clean_ranked,
+            "gold_ratings": len(split.gold_ratings),
+            "gold_rankings": _n_rankings(split.gold_rankings),
+            "pairs": pair_counts(data_pairs), "gold_pairs": len(gold_pairs)}
+    return out, used
 
 
-def _dimension_sections(rated: pd.DataFrame, *, n_boot, ci, seed,
-                        levels) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
-    # One subset at a time, not one groupby over all: each dimension's CI then resamples
-    # only its own prompts, so these rows equal a report filtered to that dimension.
-    human, agree = [], []
-    dims = rated["dimension"]
-    for dim in sorted(dims.dropna().unique().tolist(), key=str):
-        sub = rated[(dims == dim).to_numpy()]
-        human.append(model_scores(sub, n_boot=n_boot, ci=ci, seed=seed).assign(dimension=dim))
-        agree.append(agreement_table(sub, by=("model", "criterion"),
-                                     levels=levels).assign(dimension=dim))
-    if not human:
-        return None, None
-    return pd.concat(human, ignore_index=True), pd.concat(agree, ignore_index=True)
+def _concat(*frames: pd.DataFrame) -> pd.DataFrame:
+    parts = [f for f in frames if not f.empty]
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else (parts or [frames[0]])[0]
 
 
-def _study_agreement(rated: pd.DataFrame, levels) -> tuple[pd.DataFrame, pd.DataFrame]:
-    # agreement_table + rater_quality per criterion, sharing each criterion's matrix.
-    rows, raters = [], []
-    for head, data, names in group_matrices(rated, ("criterion",)):
-        rows.append({**head, **agreement_row(data, levels)})
-        raters.append(leave_one_out(data, raters=names).assign(**head))
-    return pd.DataFrame(rows), pd.concat(raters, ignore_index=True)
+def _n_rankings(rankings: pd.DataFrame | None) -> int:
+    """Distinct rankings (prompt × rater × criterion) of a Rankings frame."""
+    if rankings is None or rankings.empty:
+        return 0
+    return len(rankings[["prompt_id", "rater", "criterion"]].drop_duplicates())
 
 
-def _ranking_sections(rankings: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    w = kendalls_w_by_prompt(rankings)
-    summary = w.groupby("criterion", sort=True).agg(
-        mean_w=("w", "mean"), median_w=("w", "median"), n_prompts=("w", "count"),
-        mean_raters=("n_raters", "mean")).reset_index()
-    out = {"rankings_models": model_ranking(rankings), "rankings_kendalls_w": summary}
-    if "position" in rankings.columns:
-        out["rankings_position_bias"] = position_bias(rankings)
-        out["rankings_rank_by_position"] = rank_by_position(rankings)
-    return out
-
-
-def _meta(ratings, rankings, scores, **settings) -> dict:
+def _meta(ratings, rankings, scores, counts: list[dict], settings: dict) -> dict:
     require_frame(ratings, where="full_report")
+    rated = [c["ratings"] for c in counts]
+    ranked = [c["rankings"] for c in counts if c["rankings"] is not None]
 
-    def count(frame, col):
-        return int(frame[col].nunique()) if frame is not None and col in frame else 0
+    def distinct(frames, col, pair_key):
+        return set().union(*(distinct_text(f[col]) for f in frames if f is not None and col in f),
+                           *(c["pairs"][pair_key] for c in counts))
 
     return jsonable({
         "schema_version": SCHEMA_VERSION,
-        "n_ratings": len(ratings),
-        "n_rankings_rows": 0 if rankings is None else len(rankings),
+        "n_ratings": sum(len(f) for f in rated),
+        "n_gold_ratings": sum(c["gold_ratings"] for c in counts),
+        "n_ranked_images": sum(len(f) for f in ranked),
+        "n_rankings": sum(_n_rankings(f) for f in ranked),
+        "n_ranked_prompts": sum(int(f["prompt_id"].nunique()) for f in ranked),
+        "n_gold_rankings": sum(c["gold_rankings"] for c in counts),
         "n_scores": 0 if scores is None else len(scores),
-        "n_raters": count(ratings, "rater"),
-        "n_models": count(ratings, "model"),
-        "n_prompts": count(ratings, "prompt_id"),
-        "metrics": [] if scores is None else sorted(scores["metric"].astype(str).unique()),
-        **settings,
+        "n_pair_judgments": sum(c["pairs"]["n"] for c in counts),
+        "n_gold_pair_judgments": sum(c["gold_pairs"] for c in counts),
+        "n_raters": len(distinct([*rated, *ranked], "rater", "raters")),
+        "n_models": len(distinct([*rated, *ranked], "model", "models")),
+        "n_prompts": len(distinct([*rated, *ranked], "prompt_id", "prompts")),
+        "metrics": [] if scores is None else sorted(distinct_text(scores["metric"])),
+        "criteria": sorted(set().union(*(distinct_text(f["criterion"]) for f in rated))),
+        "ranking_criteria": sorted(set().union(*(distinct_text(f["criterion"])
+                                                 for f in ranked))),
+        "pairs": {"both_bad": "tie", "elo_k": ELO_K, "elo_orders": ELO_ORDERS},
+        "derived": [{"name": d.name, "method": d.method, "criteria": list(d.criteria),
+                     "dimensions": None if d.dimensions is None else list(d.dimensions)}
+                    for d in settings["derived"]],
+        "model_score": settings["model_score"],
+        "quality": settings["quality"].as_dict(),
+        **{k: settings[k] for k in ("n_boot", "n_perm", "seed", "ci", "n_disagreements")},
     })

@@ -6,6 +6,7 @@ import contextlib
 import datetime as dt
 import json
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from concord.store import guard
 from concord.store.migrations import migrations
 
 # A write waits this long for SQLite's single write lock before it fails with "database
@@ -44,20 +46,43 @@ def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool =
 
     Returns:
         A sqlite-utils ``Database`` with WAL, foreign keys and a busy timeout set.
+
+    Raises:
+        DatabaseRefused: the file is not a Concord database (or new/empty), or a newer
+            Concord wrote it; the file is left unchanged.
     """
     if str(path) != ":memory:":
+        _refuse_special_file(Path(path))
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
                            check_same_thread=check_same_thread)
+    try:  # before anything below writes to the file
+        guard.check_before_open(conn, str(path))
+    except guard.DatabaseRefused:
+        conn.close()
+        raise
     db = Database(conn)
     db.execute("PRAGMA foreign_keys = ON")
     db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if str(path) != ":memory:" and db.journal_mode != "wal":
         db.enable_wal()
-    db.execute("PRAGMA synchronous = NORMAL")
-    if migrate:
+    # FULL: in WAL mode every commit is fsynced, so a rating the page reported as saved
+    # survives a power cut; NORMAL could lose the last commits (docs/data-model.md).
+    db.execute("PRAGMA synchronous = FULL")
+    if migrate and migrations.pending(db):
         migrations.apply(db)
+        guard.check_schema(db.conn, str(path))
     return db
+
+
+def _refuse_special_file(path: Path) -> None:
+    """A pipe or device as --db would block or be damaged; a folder fails in sqlite3."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # missing (created below) or unreadable (sqlite3 names the error)
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise guard.DatabaseRefused(f"database {path} is not a regular file")
 
 
 @contextlib.contextmanager

@@ -270,6 +270,44 @@ def m004_gold_units(db: Database) -> None:
     _run_script(db, _GOLD_UNITS)
 
 
+_LEASES = """
+CREATE TABLE assignments_new (
+    id INTEGER PRIMARY KEY,
+    study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+    rater_id INTEGER NOT NULL REFERENCES raters(id) ON DELETE CASCADE,
+    unit TEXT NOT NULL CHECK (unit IN ('image', 'prompt')),
+    item_id INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('open', 'done', 'skipped', 'released')),
+    opened_at TEXT NOT NULL,
+    done_at TEXT,
+    UNIQUE (study_id, rater_id, unit, item_id)
+);
+INSERT INTO assignments_new SELECT id, study_id, rater_id, unit, item_id, status, opened_at,
+    done_at FROM assignments;
+DROP TABLE assignments;
+ALTER TABLE assignments_new RENAME TO assignments;
+CREATE INDEX assignments_item ON assignments(study_id, unit, item_id);
+CREATE INDEX assignments_coverage ON assignments(study_id, unit, item_id, status, opened_at);
+CREATE TABLE drafts (
+    study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+    rater_id INTEGER NOT NULL REFERENCES raters(id) ON DELETE CASCADE,
+    unit TEXT NOT NULL CHECK (unit IN ('image', 'prompt')),
+    item_id INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (study_id, rater_id, unit, item_id)
+)
+"""
+
+
+@migrations()
+def m005_leases_and_drafts(db: Database) -> None:
+    """Assignments are leases: an open assignment older than the study's lease stops
+    counting toward k, and a lease that was given away is ``released``. ``drafts`` keeps a
+    ranking in progress across reloads."""
+    _run_script(db, _LEASES)
+
+
 def _run_script(db: Database, script: str) -> None:
     # sqlite3's executescript() commits first, which would break the
     # transaction the migration runs in; run statement by statement instead.
@@ -278,6 +316,116 @@ def _run_script(db: Database, script: str) -> None:
             db.execute(statement)
 
 
+_RATER_EXCLUSIONS = """
+CREATE TABLE rater_exclusions (
+    study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+    rater_id INTEGER NOT NULL REFERENCES raters(id) ON DELETE CASCADE,
+    reason TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    excluded_at TEXT NOT NULL,
+    PRIMARY KEY (study_id, rater_id)
+)
+"""
+
+
+@migrations()
+def m201_rater_exclusions(db: Database) -> None:
+    """Raters a researcher left out of a study's statistics and exports (reversible: the
+    row is deleted on re-inclusion; both actions are in the audit log)."""
+    _run_script(db, _RATER_EXCLUSIONS)
+
+
+# Migrations of the metrics branch are numbered from 101 so they never clash with others.
+_RUN_TRACKING = """
+ALTER TABLE runs ADD COLUMN status TEXT NOT NULL DEFAULT 'done'
+    CHECK (status IN ('running', 'done', 'failed', 'cancelled', 'stale'));
+ALTER TABLE runs ADD COLUMN pid INTEGER;
+ALTER TABLE runs ADD COLUMN host TEXT;
+ALTER TABLE runs ADD COLUMN heartbeat_at TEXT;
+ALTER TABLE runs ADD COLUMN n_total INTEGER;
+ALTER TABLE runs ADD COLUMN options_key TEXT;
+ALTER TABLE runs ADD COLUMN shard TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN error TEXT;
+ALTER TABLE runs ADD COLUMN log_path TEXT;
+UPDATE runs SET status = 'stale' WHERE finished_at IS NULL;
+CREATE INDEX runs_by_target ON runs(study_id, metric, judge, status);
+ALTER TABLE metric_scores ADD COLUMN options_key TEXT
+"""
+
+
+@migrations()
+def m101_run_tracking(db: Database) -> None:
+    """Scoring runs that can be watched and trusted: status, pid and host, heartbeat,
+    progress (``n_total``), the hash of the score-changing options (also on every score,
+    so a rerun with other options rescores), the shard, the error and the log file.
+    Runs that never finished become 'stale'."""
+    _run_script(db, _RUN_TRACKING)
+
+
+_SCORE_STAGING = """
+CREATE TABLE score_imports (
+    id INTEGER PRIMARY KEY,
+    study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+    source TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('staging', 'publishing')),
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    n_rows INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE score_staging (
+    id INTEGER PRIMARY KEY,
+    import_id INTEGER NOT NULL REFERENCES score_imports(id) ON DELETE CASCADE,
+    image_id INTEGER NOT NULL,
+    metric TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    question_id TEXT NOT NULL,
+    value REAL,
+    details TEXT NOT NULL,
+    run_id TEXT,
+    error TEXT,
+    options_key TEXT
+);
+CREATE INDEX score_staging_import ON score_staging(import_id, id)
+"""
+
+
+@migrations()
+def m102_score_staging(db: Database) -> None:
+    """Imported scores are staged in bounded chunks, then published chunk by chunk, so a
+    long import never holds the write lock for long and a killed one is finished or
+    discarded by the next (see concord.store.score_staging)."""
+    _run_script(db, _SCORE_STAGING)
+
+
+_TIFA_RENAME = """
+UPDATE metric_scores SET metric = 'geneval2-tifa'
+    WHERE metric = 'tifa' AND run_id IN (SELECT id FROM runs WHERE metric = 'tifa');
+UPDATE runs SET metric = 'geneval2-tifa' WHERE metric = 'tifa'
+"""
+
+
+@migrations()
+def m103_geneval2_tifa_name(db: Database) -> None:
+    """The evaluator that was called ``tifa`` is GenEval 2's binary TIFA: its runs and the
+    scores they wrote are renamed ``geneval2-tifa``. Imported ``tifa`` scores (no run) keep
+    their name: they may come from the TIFA benchmark's own protocol."""
+    _run_script(db, _TIFA_RENAME)
+
+
+
+# Migrations of the pairwise A/B branch are numbered from 601.
+@migrations(transactional=False)
+def m601_pairs(db: Database) -> None:
+    """The pairwise A/B protocol: protocol ``pair`` and unit ``pair`` (both tables rebuilt
+    with foreign keys off), scheduled ``pairs`` (gold: ``better``) and append-only
+    ``pair_judgments`` with the left/right placement shown (concord.store.schema_pairs)."""
+    from concord.store.schema_pairs import apply_pairs
+
+    apply_pairs(db, _run_script)
+
+
+# Migrations of the import branch are numbered from 301.
 # Large ratings imports are written in short transactions as *pending* rows (``batch`` set to
 # a pending import batch) that no reader sees; one quick publish step flips the batch.
 # Readers therefore skip rows of pending batches; a new study created by a pending batch is

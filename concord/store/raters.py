@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from concord.errors import AuthError, NotFoundError
+from concord.names import check_name
 from concord.store.db import audit, now, transaction
 
 
@@ -45,10 +46,15 @@ def get_rater(db: Database, name: str) -> Rater:
 
 
 def ensure_rater(db: Database, name: str, role: str = "rater") -> Rater:
-    """Get or create a rater without a token (used for imported ratings)."""
+    """Get or create a rater without a token (used for imported ratings).
+
+    Raises:
+        ConcordError: a new rater's name is empty or not one line of visible text.
+    """
     rows = list(db.query("SELECT * FROM raters WHERE name = ?", [name]))
     if rows:
         return _row(rows[0])
+    check_name(name, "rater")
     cur = db.execute("INSERT INTO raters (name, role, created_at) VALUES (?, ?, ?)",
                      [name, role, now()])
     return Rater(int(cur.lastrowid), name, role, False)
@@ -94,6 +100,12 @@ def rater_for_token(db: Database, token: str) -> Rater:
     return rater
 
 
+def is_revoked(db: Database, rater_id: int) -> bool:
+    """Whether a rater's invite was revoked (an unknown id counts as revoked)."""
+    row = db.execute("SELECT revoked_at FROM raters WHERE id = ?", [rater_id]).fetchone()
+    return row is None or row[0] is not None
+
+
 def add_to_study(db: Database, rater_id: int, study_id: int) -> None:
     """Assign a rater to a study."""
     with transaction(db):
@@ -108,9 +120,11 @@ def studies_of(db: Database, rater_id: int) -> list[int]:
 
 
 def list_raters(db: Database, study_id: int | None = None) -> list[dict]:
-    """Raters with their studies and counts of current ratings and rankings."""
+    """Raters with ``has_link`` (an invite was issued), their studies and counts of current
+    ratings and rankings."""
     sql = (
         "SELECT r.id, r.name, r.role, r.created_at, r.revoked_at,"
+        " r.token_hash IS NOT NULL AS has_link,"
         " (SELECT group_concat(s.name, ', ') FROM study_raters sr JOIN studies s"
         "  ON s.id = sr.study_id WHERE sr.rater_id = r.id) AS studies,"
         " (SELECT COUNT(*) FROM current_ratings c WHERE c.rater_id = r.id) AS ratings,"

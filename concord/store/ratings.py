@@ -26,6 +26,22 @@ def current_values(db: Database, image_id: int, rater_id: int) -> dict[str, floa
     }
 
 
+def last_values(db: Database, image_id: int, rater_id: int) -> dict[str, float]:
+    """A rater's latest non-empty value per criterion of one image, even if undone since.
+
+    What a rater who pressed Undo sees again: their earlier choices, ready to change.
+    """
+    return {
+        r[0]: r[1]
+        for r in db.execute(
+            "SELECT r.criterion, r.value FROM ratings r WHERE r.image_id = ? AND r.rater_id = ?"
+            " AND r.value IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ratings x WHERE"
+            " x.image_id = r.image_id AND x.rater_id = r.rater_id AND x.criterion = r.criterion"
+            " AND x.value IS NOT NULL AND x.revision > r.revision)", [image_id, rater_id],
+        ).fetchall()
+    }
+
+
 def submission_exists(db: Database, submission: str, table: str = "ratings") -> bool:
     """Whether a submission id was already stored (double click, rerun, replay)."""
     if table not in {"ratings", "rankings"}:
@@ -85,7 +101,7 @@ def rating_history(db: Database, study_id: int, rater_id: int) -> list[dict]:
 def rated_images(db: Database, study_id: int, rater_id: int) -> list[dict]:
     """The images a rater currently has ratings for, latest first, with their values."""
     rows = db.query(
-        "SELECT c.image_id, i.public_id, p.key AS prompt_id, p.text AS prompt,"
+        "SELECT c.image_id, i.public_id, i.path, p.key AS prompt_id, p.text AS prompt,"
         " json_group_object(c.criterion, c.value) AS vals, MAX(c.created_at) AS at"
         " FROM current_ratings c JOIN images i ON i.id = c.image_id"
         " JOIN prompts p ON p.id = i.prompt_id WHERE c.study_id = ? AND c.rater_id = ?"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +51,7 @@ class ScoreRow:
     value: float | None
     details: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    options_key: str | None = None
 
 
 def scoring_items(db: Database, study_id: int) -> list[ScoringItem]:
@@ -86,37 +86,28 @@ def scoring_items(db: Database, study_id: int) -> list[ScoringItem]:
     ]
 
 
-def scored_keys(db: Database, study_id: int, metric: str, judge: str) -> set[tuple[int, str]]:
-    """(image_id, question_id) pairs that already hold a value (errors are retried)."""
+def scored_keys(db: Database, study_id: int, metric: str, judge: str,
+                options_key: str | None = None) -> set[tuple[int, str]]:
+    """(image_id, question_id) pairs that hold a value scored with these options.
+
+    Errors are retried, and so is a value computed with other score-changing options
+    (``options_key``; NULL for imported rows and rows from before keys were recorded).
+    """
     return {
         (r["image_id"], r["question_id"])
         for r in db.query(
             "SELECT image_id, question_id FROM metric_scores WHERE study_id = ? AND metric = ?"
-            " AND judge = ? AND value IS NOT NULL",
-            [study_id, metric, judge],
+            " AND judge = ? AND value IS NOT NULL AND options_key IS ?",
+            [study_id, metric, judge, options_key],
         )
     }
 
 
-def start_run(db: Database, study_id: int, metric: str, judge: str, params: dict[str, Any]) -> str:
-    """Record the start of a scoring run; returns its id."""
-    run_id = uuid.uuid4().hex[:12]
-    with transaction(db):
-        db.execute(
-            "INSERT INTO runs (id, study_id, metric, judge, params, started_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            [run_id, study_id, metric, judge, dumps(params), now()],
-        )
-    return run_id
-
-
-def finish_run(db: Database, run_id: str, n_scored: int, n_errors: int) -> None:
-    """Record the end of a scoring run."""
-    with transaction(db):
-        db.execute(
-            "UPDATE runs SET finished_at = ?, n_scored = ?, n_errors = ? WHERE id = ?",
-            [now(), n_scored, n_errors, run_id],
-        )
+def has_questions(db: Database, study_id: int) -> bool:
+    """Whether any prompt of the study has questions."""
+    return bool(db.execute(
+        "SELECT EXISTS (SELECT 1 FROM questions q JOIN prompts p ON p.id = q.prompt_id"
+        " WHERE p.study_id = ?)", [study_id]).fetchone()[0])
 
 
 def write_scores(db: Database, study_id: int, rows: Iterable[ScoreRow], run_id: str | None) -> int:
@@ -124,28 +115,35 @@ def write_scores(db: Database, study_id: int, rows: Iterable[ScoreRow], run_id: 
 
     A row replaces an earlier one for the same (image, metric, judge, question), so a
     rerun that retries an errored item overwrites the error. A row identical to the
-    stored one (same value, details, error and run) is left alone, so re-importing a
-    file changes nothing.
+    stored one (same value, details, error, run and options) is left alone.
     """
     stamp = now()
     params = [
         [study_id, r.image_id, r.metric, r.judge, r.question_id,
          None if r.value is None or math.isnan(r.value) else float(r.value),
-         dumps(r.details), run_id, r.error, stamp]
+         dumps(r.details), run_id, r.error, r.options_key, stamp]
         for r in rows
     ]
     with transaction(db):
         db.conn.executemany(
             "INSERT INTO metric_scores (study_id, image_id, metric, judge, question_id, value,"
-            " details, run_id, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (image_id, metric, judge, question_id) DO UPDATE SET"
-            " value = excluded.value, details = excluded.details, run_id = excluded.run_id,"
-            " error = excluded.error, created_at = excluded.created_at"
-            " WHERE value IS NOT excluded.value OR details IS NOT excluded.details"
-            " OR error IS NOT excluded.error OR run_id IS NOT excluded.run_id",
+            " details, run_id, error, options_key, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" + UPSERT,
             params,
         )
     return len(params)
+
+
+# A stored row is replaced only when something differs, so a repeated import writes nothing.
+UPSERT = (
+    " ON CONFLICT (image_id, metric, judge, question_id) DO UPDATE SET"
+    " value = excluded.value, details = excluded.details, run_id = excluded.run_id,"
+    " error = excluded.error, options_key = excluded.options_key,"
+    " created_at = excluded.created_at"
+    " WHERE value IS NOT excluded.value OR details IS NOT excluded.details"
+    " OR error IS NOT excluded.error OR run_id IS NOT excluded.run_id"
+    " OR options_key IS NOT excluded.options_key"
+)
 
 
 def metric_names(db: Database, study_id: int) -> list[tuple[str, str]]:

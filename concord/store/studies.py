@@ -10,7 +10,8 @@ from typing import Any
 from sqlite_utils import Database
 
 from concord.errors import ConcordError, InputError, NotFoundError, Problem
-from concord.plan import ImportSummary, PromptSpec, StudyPlan
+from concord.plan import DEFAULT_LEASE_MINUTES, ImportSummary, PromptSpec, StudyPlan
+from concord.store import pairs as pair_store
 from concord.store.batches import HIDDEN_STUDY_IDS
 from concord.store.db import audit, dumps, loads, now, transaction
 
@@ -31,20 +32,30 @@ class Study:
         """Raters wanted per item."""
         return int(self.settings.get("raters_per_item", 3))
 
+    @property
+    def has_pairs(self) -> bool:
+        """Whether raters judge pairs (protocol ``pair``, or a ``pairs`` section)."""
+        return self.protocol == "pair" or bool(self.settings.get("pairs"))
+
+    def k_for(self, unit: str) -> int:
+        """Raters wanted per item of a unit (``pairs.raters_per_pair`` for pairs)."""
+        if unit == "pair":
+            return int(self.settings.get("pairs", {}).get("raters_per_pair", self.k))
+        return self.k
+
+    @property
+    def lease_minutes(self) -> float:
+        """How long an opened item stays reserved for the rater who opened it."""
+        return float(self.settings.get("lease_minutes", DEFAULT_LEASE_MINUTES))
+
 
 # A study that a still pending ratings import is creating does not exist yet for anyone.
 _SHOWN = f"id NOT IN ({HIDDEN_STUDY_IDS})"
 
 
 def _study_from_row(row: dict[str, Any]) -> Study:
-    return Study(
-        id=row["id"],
-        name=row["name"],
-        protocol=row["protocol"],
-        rubric=row["rubric"],
-        root=row["root"],
-        settings=loads(row["settings"], {}),
-    )
+    return Study(id=row["id"], name=row["name"], protocol=row["protocol"], rubric=row["rubric"],
+                 root=row["root"], settings=loads(row["settings"], {}))
 
 
 def get_study(db: Database, name: str) -> Study:
@@ -83,6 +94,7 @@ def study_counts(db: Database, study_id: int) -> dict[str, int]:
         "images": "SELECT COUNT(*) FROM images WHERE study_id = ?",
         "ratings": "SELECT COUNT(*) FROM current_ratings WHERE study_id = ?",
         "rankings": "SELECT COUNT(*) FROM current_rankings WHERE study_id = ?",
+        "pair_judgments": "SELECT COUNT(*) FROM current_pair_judgments WHERE study_id = ?",
         "metric_scores": "SELECT COUNT(*) FROM metric_scores WHERE study_id = ?",
     }
     return {k: db.execute(q, [study_id]).fetchone()[0] for k, q in sql.items()}
@@ -112,6 +124,7 @@ def apply_plan(db: Database, plan: StudyPlan, *, actor: str = "cli") -> ImportSu
         prompt_ids = _ensure_prompts(db, study_id, plan.prompts, summary)
         _ensure_images(db, study_id, plan, prompt_ids, model_ids, summary)
         _ensure_gold(db, study_id, plan, summary)
+        pair_store.ensure_pairs(db, study_id, plan, summary)
         if summary.changed:
             audit(db, actor, "import", plan.name, **_summary_detail(summary))
     return summary
@@ -124,6 +137,7 @@ def _summary_detail(summary: ImportSummary) -> dict[str, Any]:
         "images": summary.images_added,
         "questions": summary.questions_added,
         "gold": summary.gold_added,
+        "pairs": summary.pairs_added,
     }
 
 
@@ -170,16 +184,8 @@ def _ensure_models(
     return existing
 
 
-_PROMPT_FIELDS = (
-    "text",
-    "benchmark",
-    "dimension",
-    "atom_count",
-    "paraphrase_group",
-    "variant",
-    "source_image",
-    "instruction",
-)
+_PROMPT_FIELDS = ("text", "benchmark", "dimension", "atom_count", "paraphrase_group", "variant",
+                  "source_image", "instruction")
 
 
 def _prompt_row(study_id: int, p: PromptSpec, position: int) -> list[Any]:

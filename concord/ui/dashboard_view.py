@@ -21,9 +21,11 @@ from concord.services import labels, report
 from concord.store.db import open_db
 
 ALL = "All"
-DISAGREEMENT_COLUMNS = ["model", "prompt_id", "prompt", "human", "metric", "human_rank",
-                        "metric_rank", "gap", "n_raters", "dimension", "sample", "image_id",
-                        "path"]
+DISAGREEMENT_COLUMNS = ["model", "prompt_id", "prompt", "human_score", "metric_score",
+                        "human_rank", "metric_rank", "gap", "n_raters", "dimension", "sample",
+                        "image_id", "path"]
+MODEL_SCORES = {"mean_image_means": "mean of image means",
+                "mean_rater_means": "mean of rater means (ImagenHub)"}
 _CRITERIA_FIRST = ("O", "SC", "PR")
 
 
@@ -45,10 +47,15 @@ def options(db_path: str, study: str, version: tuple[str, ...]) -> dict[str, lis
 
 @st.cache_data(max_entries=16, show_spinner="Computing the statistics…")
 def numbers(db_path: str, study: str, dimension: str | None, metric: str | None,
-            version: tuple[str, ...]) -> dict:
-    """:func:`concord.services.report.dashboard` for one study and filters, cached."""
+            model_score: str, version: tuple[str, ...]) -> dict:
+    """:func:`concord.services.report.dashboard` for one study and filters, cached.
+
+    ``version`` (``report.data_version``) changes with every rating, ranking, score and
+    audited change such as excluding a rater, so every number then recomputes.
+    """
     with _connection(db_path) as db:
-        return report.dashboard(db, study, dimension=dimension, metric=metric)
+        return report.dashboard(db, study, dimension=dimension, metric=metric,
+                                model_score=model_score)
 
 
 def downloader(db_path: str, study: str, fmt: str) -> Callable[[], bytes]:
@@ -64,39 +71,78 @@ def downloader(db_path: str, study: str, fmt: str) -> Callable[[], bytes]:
 
 
 def criteria(doc: dict) -> list[str]:
-    """Criteria of the human scores, O first."""
+    """Criteria of the human scores, derived (O) first."""
     found = {r["criterion"] for r in doc["human"]}
     return [c for c in _CRITERIA_FIRST if c in found] + sorted(found - set(_CRITERIA_FIRST))
 
 
+LEADERBOARD_COLUMNS = ["model", "mean_rater_means", "mean_rater_means_ci_boot_low",
+                       "mean_rater_means_ci_boot_high", "std_rater_means", "mean_image_means",
+                       "mean_image_means_ci_boot_low", "mean_image_means_ci_boot_high",
+                       "n_raters", "n_prompts", "n_images", "n_ratings"]
+
+
 def leaderboard(doc: dict, criterion: str) -> pd.DataFrame:
-    """Models of one criterion, best first: mean, CI, std across raters, counts."""
+    """Models of one criterion, best first (by mean of rater means): both model scores."""
     rows = [r for r in doc["human"] if r["criterion"] == criterion]
-    df = pd.DataFrame(rows, columns=["model", "mean", "ci_low", "ci_high", "std", "n_raters",
-                                     "n_prompts", "n_images", "n_ratings"])
-    return df.sort_values(["mean", "model"], ascending=[False, True], ignore_index=True)
+    df = pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS)
+    return df.sort_values(["mean_rater_means", "model"], ascending=[False, True],
+                          ignore_index=True)
 
 
 def headline(board: pd.DataFrame, criterion: str) -> str:
     """One line naming the best model with its mean and CI (markdown)."""
     top = board.iloc[0]
-    ci = ("" if pd.isna(top["ci_low"]) else
-          f" (95% CI {top['ci_low']:.3f}–{top['ci_high']:.3f})")
-    return (f"Best on **{criterion}**: **{top['model']}**, mean {top['mean']:.3f}{ci}, "
-            f"{int(top['n_raters'])} raters, {int(top['n_images'])} images.")
+    ci = ("" if pd.isna(top["mean_rater_means_ci_boot_low"]) else
+          f" (95% CI {top['mean_rater_means_ci_boot_low']:.3f}–"
+          f"{top['mean_rater_means_ci_boot_high']:.3f})")
+    return (f"Best on **{criterion}**: **{top['model']}**, mean of rater means "
+            f"{top['mean_rater_means']:.3f}{ci}, {int(top['n_raters'])} raters, "
+            f"{int(top['n_images'])} images.")
 
 
 def ci_chart(board: pd.DataFrame, criterion: str) -> alt.Chart:
-    """Horizontal CI bars with the mean as a point, best model on top."""
+    """Horizontal CI bars with the mean of rater means as a point, best model on top."""
     order = board["model"].tolist()
     base = alt.Chart(board).encode(y=alt.Y("model:N", sort=order, title=None))
     bars = base.mark_rule(strokeWidth=3, opacity=0.6).encode(
-        x=alt.X("ci_low:Q", title=f"mean {criterion} (95% CI)"), x2="ci_high:Q")
+        x=alt.X("mean_rater_means_ci_boot_low:Q",
+                title=f"mean of rater means, {criterion} (95% CI)"),
+        x2="mean_rater_means_ci_boot_high:Q")
     points = base.mark_point(filled=True, size=80).encode(
-        x="mean:Q", tooltip=["model", alt.Tooltip("mean:Q", format=".3f"),
-                             alt.Tooltip("ci_low:Q", format=".3f"),
-                             alt.Tooltip("ci_high:Q", format=".3f"), "n_raters", "n_images"])
+        x="mean_rater_means:Q",
+        tooltip=["model", alt.Tooltip("mean_rater_means:Q", format=".3f"),
+                 alt.Tooltip("mean_image_means:Q", format=".3f"), "n_raters", "n_images"])
     return (bars + points).properties(height=max(160, 36 * len(order)))
+
+
+def agreement_note(doc: dict) -> str | None:
+    """Why agreement is empty or undefined, in words (None when it is shown)."""
+    rows = doc["agreement"]["study"]
+    if not rows and not doc["human"]:
+        return "Agreement needs ratings; this study (or filter) has none."
+    if rows and max(r["n_raters"] for r in rows) >= 2:
+        return None
+    raters = sorted({r["rater"] for r in doc["raters"]["quality"] if r["unit"] == "image"})
+    return (f"Agreement needs at least two raters who rated the same images; the ratings "
+            f"here come from {len(raters)} rater{'s' if len(raters) != 1 else ''} "
+            f"({', '.join(raters) or 'none'}), so every agreement statistic is undefined "
+            "(shown as None). Invite more raters on the Raters page.")
+
+
+def count_caption(meta: dict) -> str:
+    """What the counts above the tabs count, and what was left out."""
+    parts = [f"Rankings: one per prompt, rater and criterion ({meta['n_ranked_images']:,} "
+             f"ranked images of {meta['n_ranked_prompts']:,} prompts)."]
+    if meta.get("n_gold_ratings") or meta.get("n_gold_rankings") or meta.get(
+            "n_gold_pair_judgments"):
+        parts.append(f"Gold items left out of the statistics: {meta['n_gold_ratings']:,} "
+                     f"ratings, {meta['n_gold_rankings']:,} rankings, "
+                     f"{meta.get('n_gold_pair_judgments', 0):,} pair judgments (rater "
+                     "quality only).")
+    if meta.get("excluded_raters"):
+        parts.append(f"Excluded raters: {', '.join(meta['excluded_raters'])}.")
+    return " ".join(parts)
 
 
 def table(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
@@ -123,13 +169,15 @@ def correlations(doc: dict, human: str, level: str) -> pd.DataFrame:
     return df
 
 
-def table7(corr: pd.DataFrame) -> pd.DataFrame:
+def table7(corr: pd.DataFrame, level: str) -> pd.DataFrame:
     """TIIF-Bench Table 7 shape: rows = dimensions (``all`` first), columns = metrics,
-    cells = Spearman ρ with its 95% CI."""
+    cells = Spearman ρ with its 95% CI (bootstrap for models, Fisher z for items)."""
+    method = "boot" if level == "model" else "fisher"
+
     def cell(r: pd.Series) -> str:
         if pd.isna(r["spearman"]):
             return "–"
-        low, high = r.get("spearman_ci_low"), r.get("spearman_ci_high")
+        low, high = r.get(f"spearman_ci_{method}_low"), r.get(f"spearman_ci_{method}_high")
         ci = "" if pd.isna(low) or pd.isna(high) else f" [{low:.2f}, {high:.2f}]"
         return f"{r['spearman']:.3f}{ci}"
     shown = corr.assign(cell=corr.apply(cell, axis=1))
@@ -154,27 +202,50 @@ def heatmap(corr: pd.DataFrame) -> alt.Chart:
     return rect + text
 
 
-def model_points(doc: dict, criterion: str, metric: str, judge: str) -> pd.DataFrame:
-    """Per model: human mean of ``criterion`` and the metric's mean image value."""
-    human = pd.DataFrame([{"model": r["model"], "human": r["mean"]} for r in doc["human"]
-                          if r["criterion"] == criterion])
-    values = pd.DataFrame([{"model": r["model"], "metric": r["mean"]}
-                           for r in doc["benchmarks"]["metric_means"]
-                           if r["metric"] == metric and r["judge"] == judge])
-    if human.empty or values.empty:
+def model_points(doc: dict, source: str, metric: str, judge: str,
+                 model_score: str = "mean_image_means") -> pd.DataFrame:
+    """Per model: the human model score of ``source`` and the metric's mean image value.
+
+    ``ratings:<criterion>`` uses ``model_score`` of the leaderboard; ``rankings:<criterion>``
+    uses the mean rank over all prompts (1 = best).
+    """
+    kind, crit = source.split(":", 1)
+    if kind == "ratings":
+        human = [{"model": r["model"], "human": r[model_score]} for r in doc["human"]
+                 if r["criterion"] == crit]
+    else:
+        human = [{"model": r["model"], "human": r["mean_rank"]}
+                 for r in doc["rankings"]["models"]
+                 if r["criterion"] == crit and r["dimension"] == "all"]
+    values = [{"model": r["model"], "metric": r["mean"]}
+              for r in doc["benchmarks"]["metric_means"]
+              if r["metric"] == metric and r["judge"] == judge]
+    if not human or not values:
         return pd.DataFrame(columns=["model", "human", "metric"])
-    return human.merge(values, on="model")
+    return pd.DataFrame(human).merge(pd.DataFrame(values), on="model")
 
 
-def scatter(points: pd.DataFrame, criterion: str, metric: str) -> alt.Chart:
-    """Human vs metric, one labelled point per model."""
+def scatter(points: pd.DataFrame, source: str, metric: str,
+            model_score: str = "mean_image_means") -> alt.Chart:
+    """Human vs metric, one labelled point per model (a ranking's axis: 1 = best on top)."""
+    ranked = source.startswith("rankings:")
+    title = (f"mean rank, {source.split(':', 1)[1]} (1 = best)" if ranked
+             else f"{MODEL_SCORES[model_score]}, {source.split(':', 1)[1]}")
     base = alt.Chart(points).encode(
-        x=alt.X("metric:Q", title=metric, scale=alt.Scale(zero=False)),
-        y=alt.Y("human:Q", title=f"human {criterion}", scale=alt.Scale(zero=False)),
+        x=alt.X("metric:Q", title=f"{metric} (mean image value)",
+                scale=alt.Scale(zero=False)),
+        y=alt.Y("human:Q", title=title, scale=alt.Scale(zero=False, reverse=ranked)),
         tooltip=["model", alt.Tooltip("human:Q", format=".3f"),
                  alt.Tooltip("metric:Q", format=".4f")])
     return (base.mark_point(filled=True, size=90)
             + base.mark_text(align="left", dx=7).encode(text="model:N"))
+
+
+def sources(doc: dict) -> list[str]:
+    """Human sources of the human-vs-metric rows, the report's default first."""
+    found = sorted({r["human"] for r in doc["human_vs_metric"]})
+    first = report.default_source(doc)
+    return sorted(found, key=lambda s: (s != first, s))
 
 
 def tiif_overall(rows: list[dict]) -> pd.DataFrame:

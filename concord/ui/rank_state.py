@@ -1,7 +1,7 @@
-"""Session state of the ranking page: the set on screen and the ranking being built.
+"""Session state of the ranking page: the set on screen and its :class:`RankingDraft`.
 
-The ranking in progress is a list of groups of image ids, best first (a group has more
-than one image only when ties are allowed), plus the order of clicks for undo.
+Every change to the ranking in progress is saved as a draft, so a reload, a crash of the
+browser or a second tab shows the ranking as the rater left it.
 """
 
 from __future__ import annotations
@@ -10,16 +10,17 @@ import streamlit as st
 
 from concord.errors import ConcordError
 from concord.services import ranking
+from concord.services.ranking_draft import RankingDraft
 from concord.ui import session
 
 SET = "rank_set"
 SET_STUDY = "rank_set_study"
-GROUPS = "rank_groups"
-PICKS = "rank_picks"
+DRAFT = "rank_draft"
 TIE = "rank_tie_mode"
 EDIT = "rank_edit_prompt"
 NOTICE = "rank_notice"
 SKIPPING = "rank_skipping"
+SKIP_REASON = "rank_skip_reason"
 
 
 def current_set(study: str, rater_id: int) -> ranking.RankSet | None:
@@ -35,68 +36,49 @@ def current_set(study: str, rater_id: int) -> ranking.RankSet | None:
              else ranking.next_set(db, study, rater_id))
     st.session_state[SET] = found
     st.session_state[SET_STUDY] = study
-    st.session_state[GROUPS], st.session_state[PICKS] = _from_current(found)
+    st.session_state[DRAFT] = found.draft if found is not None else RankingDraft()
     st.session_state[TIE] = False
     return found
 
 
-def _from_current(rs: ranking.RankSet | None) -> tuple[list[list[int]], list[int]]:
-    if rs is None or not rs.current:
-        return [], []
-    by_rank: dict[float, list[int]] = {}
-    for image_id, rank in sorted(rs.current.items(), key=lambda kv: kv[1]):
-        by_rank.setdefault(rank, []).append(image_id)
-    groups = [by_rank[r] for r in sorted(by_rank)]
-    return groups, [i for g in groups for i in g]
-
-
-def groups() -> list[list[int]]:
+def draft() -> RankingDraft:
     """The ranking in progress."""
-    return st.session_state.setdefault(GROUPS, [])
+    return st.session_state.setdefault(DRAFT, RankingDraft())
 
 
-def place_of(image_id: int) -> str | None:
-    """The rank shown on an image's badge ("3", or "=2" for a tie), None if unranked."""
-    place = 1
-    for g in groups():
-        if image_id in g:
-            return f"={place}" if len(g) > 1 else str(place)
-        place += len(g)
-    return None
-
-
-def toggle(image_id: int) -> None:
-    """Click on an image: give it the next rank, or take it out and close the gap."""
-    gs, picks = groups(), st.session_state.setdefault(PICKS, [])
-    for g in gs:
-        if image_id in g:
-            g.remove(image_id)
-            picks.remove(image_id)
-            st.session_state[GROUPS] = [x for x in gs if x]
-            return
+def _changed(study: str, rater_id: int) -> None:
     rs: ranking.RankSet | None = st.session_state.get(SET)
-    if rs is not None and rs.ties and st.session_state.get(TIE) and gs:
-        gs[-1].append(image_id)
-    else:
-        gs.append([image_id])
-    picks.append(image_id)
+    if rs is None:
+        return
+    try:
+        ranking.save_draft(session.db(), study, rater_id, rs.prompt_id, draft())
+    except ConcordError as exc:
+        st.session_state[NOTICE] = ("warning", str(exc))
 
 
-def undo_pick() -> None:
+def toggle(study: str, rater_id: int, image_id: int) -> None:
+    """Click on an image (or its button): give it the next rank, or take it out."""
+    rs: ranking.RankSet | None = st.session_state.get(SET)
+    tie = bool(rs is not None and rs.ties and st.session_state.get(TIE))
+    draft().toggle(image_id, tie=tie)
+    _changed(study, rater_id)
+
+
+def undo_pick(study: str, rater_id: int) -> None:
     """Take back the last image ranked."""
-    picks = st.session_state.setdefault(PICKS, [])
-    if picks:
-        toggle(picks[-1])
+    draft().undo()
+    _changed(study, rater_id)
 
 
-def reset() -> None:
+def reset(study: str, rater_id: int) -> None:
     """Clear the ranking in progress."""
-    st.session_state[GROUPS], st.session_state[PICKS] = [], []
+    draft().reset()
+    _changed(study, rater_id)
 
 
 def forget() -> None:
     """Drop the set on screen (after a submit, skip or undo)."""
-    for key in (SET, SET_STUDY, GROUPS, PICKS, TIE, EDIT, SKIPPING):
+    for key in (SET, SET_STUDY, DRAFT, TIE, EDIT, SKIPPING):
         st.session_state.pop(key, None)
 
 
@@ -107,7 +89,8 @@ def submit(study: str, rater_id: int) -> None:
         return
     editing = st.session_state.get(EDIT) is not None
     try:
-        stored = ranking.submit(session.db(), study, rater_id, rs, groups(), edit=editing)
+        stored = ranking.submit(session.db(), study, rater_id, rs, draft().groups,
+                                edit=editing)
     except ConcordError as exc:
         st.session_state[NOTICE] = ("warning", str(exc))
         return
@@ -119,20 +102,25 @@ def submit(study: str, rater_id: int) -> None:
 
 
 def undo_submission(study: str, rater_id: int) -> None:
-    """Take back the last submitted ranking and show that prompt again."""
-    prompt_id = ranking.undo_last(session.db(), study, rater_id)
+    """Take back the last submitted ranking and show that prompt again, as it was ranked."""
+    try:
+        prompt_id = ranking.undo_last(session.db(), study, rater_id)
+    except ConcordError as exc:
+        st.session_state[NOTICE] = ("warning", str(exc))
+        return
     forget()
-    st.session_state[NOTICE] = ("info", "Last ranking undone." if prompt_id
-                                else "Nothing to undo.")
+    st.session_state[NOTICE] = ("info", "Last ranking undone: change it and submit again."
+                                if prompt_id else "Nothing to undo.")
 
 
-def skip(study: str, rater_id: int, reason: str) -> None:
-    """Skip the set on screen with a reason."""
+def skip_with_reason(study: str, rater_id: int) -> None:
+    """Form callback: skip the set on screen with the reason typed into the skip form."""
     rs: ranking.RankSet | None = st.session_state.get(SET)
     if rs is None:
         return
     try:
-        ranking.skip(session.db(), study, rater_id, rs.prompt_id, reason)
+        ranking.skip(session.db(), study, rater_id, rs.prompt_id,
+                     st.session_state.get(SKIP_REASON, ""))
     except ConcordError as exc:
         st.session_state[NOTICE] = ("warning", str(exc))
         return
@@ -140,13 +128,13 @@ def skip(study: str, rater_id: int, reason: str) -> None:
 
 
 def start_skip() -> None:
-    """Show the skip-reason form (button or S)."""
+    """Show the skip-reason form (button or S); the reason field gets the focus."""
     st.session_state[SKIPPING] = True
 
 
-def skip_with_reason(study: str, rater_id: int) -> None:
-    """Form callback: skip with the reason typed into the skip form."""
-    skip(study, rater_id, st.session_state.get("rank_skip_reason", ""))
+def cancel_skip() -> None:
+    """Close the skip form (its Cancel button, or Esc)."""
+    st.session_state.pop(SKIPPING, None)
 
 
 def start_edit(prompt_id: int) -> None:

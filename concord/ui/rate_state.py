@@ -5,6 +5,8 @@ Kept apart from the page so the keyboard and the buttons go through the same cod
 
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 from concord.errors import ConcordError
@@ -16,7 +18,10 @@ ITEM = "rate_item"
 ITEM_STUDY = "rate_item_study"
 EDIT = "rate_edit_image"
 SKIPPING = "rate_skipping"
+FLAGGING = "rate_flagging"
 NOTICE = "rate_notice"
+SKIP_REASON = "rate_skip_reason"
+FLAG_NOTE = "rate_flag_note"
 
 
 def choice_key(criterion: str) -> str:
@@ -48,7 +53,7 @@ def current_item(study: str, rater_id: int, criteria: list[str]) -> rating.Item 
 
 def forget_item() -> None:
     """Drop the item on screen so the next run fetches the next one."""
-    for key in (ITEM, ITEM_STUDY, EDIT, SKIPPING):
+    for key in (ITEM, ITEM_STUDY, EDIT, SKIPPING, FLAGGING):
         st.session_state.pop(key, None)
 
 
@@ -100,20 +105,41 @@ def skip(study: str, rater_id: int, reason: str) -> None:
 
 def skip_with_reason(study: str, rater_id: int) -> None:
     """Form callback: skip with the reason typed into the skip form."""
-    skip(study, rater_id, st.session_state.get("rate_skip_reason", ""))
+    skip(study, rater_id, st.session_state.get(SKIP_REASON, ""))
 
 
-def flag(study: str, rater_id: int, note: str = "") -> None:
-    """Flag the item on screen for the researcher."""
+def flag_with_note(study: str, rater_id: int) -> None:
+    """Form callback: flag the item on screen, with the optional note typed into the form."""
     item: rating.Item | None = st.session_state.get(ITEM)
-    if item is not None:
-        rating.flag(session.db(), study, rater_id, item.image_id, note or "flagged by rater")
-        notice("info", "Flagged for the researcher. Rate it anyway, or skip it (S).")
+    st.session_state.pop(FLAGGING, None)
+    if item is None:
+        return
+    note = st.session_state.get(FLAG_NOTE, "").strip()
+    try:
+        rating.flag(session.db(), study, rater_id, item.image_id, note)
+    except ConcordError as exc:
+        notice("warning", str(exc))
+        return
+    st.session_state[ITEM] = dataclasses.replace(item, flags=(*item.flags, note))
+    notice("info", "Flagged for the researcher. Rate it anyway, or skip it (S).")
 
 
 def start_skip() -> None:
-    """Show the skip-reason form (button or S)."""
+    """Show the skip-reason form (button or S); the reason field gets the focus."""
+    st.session_state.pop(FLAGGING, None)
     st.session_state[SKIPPING] = True
+
+
+def start_flag() -> None:
+    """Show the flag form (button or F): an optional note, Enter flags, Esc cancels."""
+    st.session_state.pop(SKIPPING, None)
+    st.session_state[FLAGGING] = True
+
+
+def cancel_forms() -> None:
+    """Close an open skip or flag form (its Cancel button, or Esc)."""
+    st.session_state.pop(SKIPPING, None)
+    st.session_state.pop(FLAGGING, None)
 
 
 def start_edit(image_id: int) -> None:

@@ -9,18 +9,22 @@ from __future__ import annotations
 import importlib
 import os
 import threading
+import urllib.parse
 from typing import Any
 
 import streamlit as st
 from sqlite_utils import Database
 
 from concord.config import Settings
+from concord.errors import AuthError
+from concord.services import auth
 from concord.services.auth import User
 from concord.store.db import open_db
 
 USER = "concord_user"
 TOKEN = "concord_token"  # noqa: S105 - a session-state key, not a secret
 STUDY = "concord_study"
+SECRET_PRINT = "concord_secret_print"  # noqa: S105 - a session-state key
 _DB = "_concord_db"
 FLASH = "concord_flash"
 
@@ -28,6 +32,26 @@ FLASH = "concord_flash"
 def settings() -> Settings:
     """Settings from the environment (the app is configured like the CLI)."""
     return Settings.from_env()
+
+
+def invite_base_url(page: str) -> str:
+    """Where invite links point: ``CONCORD_BASE_URL`` if set, else the address this browser
+    reached the app at (so ``PORT=8611 make run`` gives links to :8611), else the default.
+
+    Args:
+        page: the URL path of the page asking (its last path segment is dropped).
+    """
+    configured = settings()
+    if os.environ.get("CONCORD_BASE_URL"):
+        return configured.base_url
+    seen = st.context.url
+    if not seen:
+        return configured.base_url
+    parts = urllib.parse.urlsplit(seen)
+    path = parts.path.rstrip("/")
+    if path.endswith("/" + page) or path == page:
+        path = path[: -len(page)].rstrip("/")
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
 
 
 def open_run_db() -> Database:
@@ -56,13 +80,62 @@ def user() -> User | None:
     return st.session_state.get(USER)
 
 
+def through_app() -> None:
+    """Make sure this run went through app.py (sign-in and navigation).
+
+    When the first request after the server starts is for a page URL (a rater's bookmark
+    of /rank), Streamlit runs ``pages/<page>.py`` on its own, in its older multipage mode
+    (because a ``pages/`` folder exists), until some run of app.py has called
+    ``st.navigation``. Switch that mode off and run again, through app.py. (Only the first
+    runs after a server start can be in that mode: a fresh page load, no click to lose.)
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def require_user() -> User:
     """The signed-in user, or stop the page with a message."""
+    through_app()
     u = user()
     if u is None:
         st.error("Please sign in first: open your invite link, or use the researcher sign-in.")
         st.stop()
+    if not still_allowed():
+        st.error("Your invite link is no longer valid (revoked), or the researcher secret "
+                 "changed. Nothing more is saved; ask the researcher for a new link.")
+        st.stop()
     return u
+
+
+def still_allowed() -> bool:
+    """Re-check the signed-in user on this run (app.py does it for full runs; a fragment
+    rerun does not pass through app.py, so rater screens call this first).
+
+    A revoked invite, or a researcher secret that changed since sign-in, signs the session
+    out at once, even in a tab that was already open.
+    """
+    u = user()
+    if u is None:
+        return False
+    token = st.session_state.get(TOKEN)
+    try:
+        if token:
+            auth.user_for_token(db(), token)
+        elif u.is_researcher:
+            auth.check_fingerprint(st.session_state.get(SECRET_PRINT, ""), current_secret())
+    except AuthError:
+        for key in (USER, TOKEN, SECRET_PRINT):
+            st.session_state.pop(key, None)
+        return False
+    return True
+
+
+def current_secret() -> str:
+    """The researcher secret in force now."""
+    return auth.admin_secret(settings(), admin_configured_secret())
 
 
 def require_researcher() -> User:

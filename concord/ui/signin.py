@@ -20,7 +20,11 @@ def resolve(db: Database) -> auth.User | None:
     """
     token = st.query_params.get("token") or st.session_state.get(session.TOKEN)
     if not token:
-        return session.user()
+        current = session.user()
+        if current is not None and not session.still_allowed():
+            st.warning("Your researcher session ended (the secret changed). Sign in again.")
+            return None
+        return current
     try:
         user = auth.user_for_token(db, token)
     except AuthError as exc:
@@ -46,13 +50,14 @@ def sign_in_researcher(db: Database, given: str) -> bool:
         return False
     st.session_state[session.USER] = auth.User(
         name=user.name, role=user.role, studies=tuple(study_store.list_study_names(db)))
+    st.session_state[session.SECRET_PRINT] = auth.fingerprint(secret)
     return True
 
 
 def sign_out() -> None:
     """Forget the user and the token."""
-    st.session_state.pop(session.USER, None)
-    st.session_state.pop(session.TOKEN, None)
+    for key in (session.USER, session.TOKEN, session.SECRET_PRINT):
+        st.session_state.pop(key, None)
     st.query_params.clear()
 
 

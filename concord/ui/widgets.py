@@ -1,132 +1,87 @@
-"""Widgets the rating pages share: lossless images and a keyboard listener."""
+"""Widgets the rater pages share: blind images, literal text, a keyboard listener, layout."""
 
 from __future__ import annotations
 
+import html
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import streamlit as st
-from PIL import Image
+
+from concord.services.media import ServedImage, served_image
+from concord.ui import session
 
 logger = logging.getLogger(__name__)
 
 # Streamlit downsizes images wider than this when the width is not a number.
 _STREAMLIT_MAX_WIDTH = 1460
-
-_KEYS_JS = """
-// One page-wide key listener. Each key becomes a click on a widget; clicks are sent one
-// at a time, each after the app has finished the rerun the previous one caused, so fast
-// typing neither loses keys nor reorders them (Streamlit merges clicks that arrive
-// during a run).
-const BUSY = new Set(['running', 'rerunRequested', 'stopRequested']);
-const appState = () => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  return app ? app.getAttribute('data-test-script-state') : null;
-};
-const typing = (t) => t && (t.isContentEditable || t.tagName === 'TEXTAREA' ||
-    t.tagName === 'SELECT' || (t.tagName === 'INPUT' && !['radio', 'checkbox'].includes(t.type)));
-
-function pump(kb) {
-  if (kb.busy || kb.queue.length === 0) return;
-  if (BUSY.has(appState())) {
-    // A run is still updating the page (e.g. resetting the choices for the next
-    // image): a click now could be overwritten by it, so wait for it to end.
-    setTimeout(() => pump(kb), 5);
-    return;
-  }
-  const b = kb.queue.shift();
-  const el = document.querySelectorAll(b.css)[b.nth || 0];
-  if (!el) { pump(kb); return; }
-  kb.busy = true;
-  el.click();
-  if (!b.rerun) {  // e.g. a choice inside a form: nothing runs on the server
-    // A choice made while the page is still settling can be dropped; check that the
-    // radio took it and click again once if it did not.
-    const input = el.querySelector('input');
-    setTimeout(() => {
-      if (input && !input.checked && !b.retried) {
-        kb.queue.unshift({...b, retried: true});
-      }
-      kb.busy = false;
-      pump(kb);
-    }, 20);
-    return;
-  }
-  const t0 = performance.now();
-  let ran = false;
-  const wait = () => {
-    const busy = BUSY.has(appState());
-    ran = ran || busy;
-    const waited = performance.now() - t0;
-    // A click that causes no run (a disabled or vanished widget) must not block the queue.
-    if ((ran && !busy) || (!ran && waited > 1000) || waited > 10000) {
-      kb.busy = false;
-      pump(kb);
-    } else {
-      setTimeout(wait, 5);
-    }
-  };
-  setTimeout(wait, 5);
-}
-
-export default function(component) {
-  const kb = window.__concordKeys || (window.__concordKeys = {queue: [], busy: false,
-                                                             bindings: {}});
-  kb.bindings = component.data.bindings || {};
-  // A marker tests (and curious users) can wait for: keys work from now on.
-  document.documentElement.dataset.concordKeys = 'ready';
-  if (!kb.observing) {
-    // Decode the preloaded next image ahead of time, so showing it is a paint only.
-    kb.observing = true;
-    new MutationObserver(() => {
-      document.querySelectorAll('.st-key-concord_preload img').forEach((img) => {
-        if (!img.dataset.decoded) { img.dataset.decoded = '1'; img.decode().catch(() => {}); }
-      });
-    }).observe(document.body, {childList: true, subtree: true, attributes: true,
-                               attributeFilter: ['src']});
-  }
-  if (!kb.listening) {
-    kb.listening = true;
-    window.addEventListener('keydown', (e) => {
-      if (e.ctrlKey || e.metaKey || e.altKey || e.repeat || typing(e.target)) return;
-      const k = e.key.length === 1 ? e.key.toLowerCase() : e.key;
-      const b = kb.bindings[k];
-      if (!b) return;
-      // Capture phase + stopImmediatePropagation: Streamlit's own R (rerun) and C
-      // (clear cache) hotkeys must not fire when the page binds those letters.
-      e.preventDefault();
-      e.stopImmediatePropagation();
-      kb.queue.push(b);
-      pump(kb);
-    }, true);
-  }
-  return () => {
-    kb.bindings = {};
-    delete document.documentElement.dataset.concordKeys;
-  };
-}
-"""
-
+_KEYS_JS = (Path(__file__).with_name("keys.js")).read_text(encoding="utf-8")
 _keys_component = None
 
+# Layout of the rater screens. The head (progress, notices, prompt) sticks to the top so a
+# key press or a scroll never hides it; the image sticks beside the form and is scaled
+# down to fit the window, never up (a 256 px image stays 256 px). --concord-head is the
+# head's height, kept up to date by keys.js.
+_RATER_CSS = """<style>
+[data-testid="stMainBlockContainer"]{padding-top:3.5rem}
+[data-testid="stLayoutWrapper"]:has(> .st-key-concord_head){position:sticky;top:0;
+  z-index:10;background:var(--background-color,#fff);padding-top:3.5rem;margin-top:-3.5rem}
+.st-key-concord_head .concord-prompt{max-height:9.5em;overflow-y:auto}
+[data-testid="stColumn"]:has(.st-key-concord_image) > div{height:100%}
+[data-testid="stLayoutWrapper"]:has(> .st-key-concord_image){position:sticky;
+  top:calc(1rem + var(--concord-head,6rem))}
+.st-key-concord_image img{width:auto!important;max-width:100%;
+  max-height:calc(100vh - 2rem - var(--concord-head,6rem));object-fit:contain}
+[class*='st-key-concord_zoom']{overflow:auto;max-height:78vh}
+[class*='st-key-concord_zoom'] img{max-width:none!important;max-height:none!important;
+  width:auto!important}
+[class*='st-key-pair_side_'] img{cursor:pointer;width:auto!important;max-width:100%;
+  max-height:calc(100vh - 8rem - var(--concord-head,6rem));object-fit:contain}
+[class*='st-key-pair_side_'] [data-testid="stElementToolbar"]{display:none}
+.concord-prompt{font-size:1.35rem;font-weight:600;line-height:1.35;white-space:pre-wrap;
+  overflow-wrap:anywhere}
+.concord-literal{white-space:pre-wrap;overflow-wrap:anywhere}
+[class*='st-key-rank_slot_'] img{cursor:pointer}
+.st-key-concord_preload{position:fixed;left:-10000px;top:0;width:64px;height:64px;
+  overflow:hidden;pointer-events:none}
+</style>"""
 
-def keyboard(bindings: dict[str, tuple[str, int, bool]], *, key: str) -> None:
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    """What the key listener does on one screen (see keys.js for the meaning of each)."""
+
+    bindings: dict[str, tuple[str, int, bool]]
+    escape: str | None = None
+    focus: str | None = None
+    clicks: list[dict[str, str]] = field(default_factory=list)
+    item: str | int | None = None
+
+
+def rater_style() -> None:
+    """The rater screens' layout rules (call once per page run, outside fragments)."""
+    st.html(_RATER_CSS)
+
+
+def keyboard(keys: Keys, *, key: str) -> None:
     """Bind single keys to clicks on widgets, anywhere on the page.
 
-    ``bindings`` maps a key (lower-case letter or digit, or ``"Enter"``) to a CSS
-    selector, the index of the match to click, and whether that click makes the app
-    rerun (the next queued key then waits for the run to end). A key press is a click on that
-    widget, so keys and mouse go through the same Streamlit widget events (a fast
-    typist's keys queue up like fast clicks instead of being lost between reruns).
-    Keys typed into text fields are ignored. Widgets are found by the ``st-key-<key>``
-    class Streamlit gives a keyed widget's container.
+    ``keys.bindings`` maps a key (lower-case letter or digit, or ``"Enter"``) to a CSS
+    selector, the index of the match to click, and whether that click makes the app rerun
+    (the next queued key then waits for the run to end). A key press is a click on that
+    widget, so keys and mouse go through the same Streamlit widget events (a fast typist's
+    keys queue up like fast clicks instead of being lost between reruns). Keys typed into
+    text fields are ignored, except Esc, which clicks ``keys.escape``. Widgets are found by
+    the ``st-key-<key>`` class Streamlit gives a keyed widget's container.
     """
     global _keys_component
     if _keys_component is None:
         _keys_component = st.components.v2.component("concord_keys", js=_KEYS_JS)
     data = {k: {"css": css, "nth": nth, "rerun": rerun}
-            for k, (css, nth, rerun) in bindings.items()}
-    _keys_component(data={"bindings": data}, key=key)
+            for k, (css, nth, rerun) in keys.bindings.items()}
+    _keys_component(data={"bindings": data, "escape": keys.escape, "focus": keys.focus,
+                          "clicks": keys.clicks, "item": keys.item}, key=key)
 
 
 def widget_css(key_prefix: str, inner: str = "button") -> str:
@@ -134,57 +89,74 @@ def widget_css(key_prefix: str, inner: str = "button") -> str:
     return f"[class*='st-key-{key_prefix}'] {inner}"
 
 
-def image_payload(path: Path) -> tuple[bytes, str, int]:
-    """Bytes, Streamlit output format and pixel width for showing ``path`` losslessly.
-
-    PNG and JPEG files are passed through byte for byte (Streamlit keeps the bytes when
-    the declared format matches the file's); anything else (WebP) becomes a lossless PNG.
-    """
-    data = path.read_bytes()
-    with Image.open(path) as im:
-        fmt, width = im.format, im.size[0]
-    if fmt not in ("PNG", "JPEG"):
-        fmt = "PNG"
-    return data, fmt, width
+def button_keys(buttons: dict[str, str]) -> dict[str, tuple[str, int, bool]]:
+    """Key bindings that click keyed buttons: ``{"Enter": "rate_submit", ...}``."""
+    return {k: (widget_css(button), 0, True) for k, button in buttons.items()}
 
 
-def show_image(path: Path, *, alt: str = "image to rate") -> None:
-    """Show an image without lossy re-encoding or server-side resizing.
-
-    The browser scales it to the column; the bytes it receives are the original file's.
-    """
+def _served(path: Path) -> ServedImage | None:
     try:
-        data, fmt, pixels = image_payload(path)
+        return served_image(path, session.settings().media_cache)
     except OSError:
         # The message of the error would show the path, and the path names the model.
         logger.exception("image file could not be read")
         st.error("This image could not be loaded. Please skip it (S) and tell the researcher.")
+        return None
+
+
+def show_image(path: Path, *, alt: str = "image to rate", width: int | None = None) -> None:
+    """Show an image blind (no metadata) and lossless, never upscaled.
+
+    The browser gets the metadata-free bytes of :func:`concord.services.media.served_image`
+    and scales them down to fit the column (CSS keeps it from scaling up); ``width`` asks
+    for a smaller display (thumbnails).
+    """
+    img = _served(path)
+    if img is None:
         return
     # A numeric width at least the image's own keeps Streamlit from resampling it.
-    shown: int | str = "stretch" if pixels <= _STREAMLIT_MAX_WIDTH else pixels
-    st.image(data, output_format=fmt, width=shown, alt=alt)
+    shown: int | str = width or ("content" if img.width <= _STREAMLIT_MAX_WIDTH else img.width)
+    st.image(img.data, output_format=img.format, width=shown, alt=alt)
 
 
-_PRELOAD_CSS = ("<style>.st-key-concord_preload{position:fixed;left:-10000px;top:0;"
-                "width:64px;height:64px;overflow:hidden;pointer-events:none}</style>")
+def zoom_image(path: Path, *, alt: str = "image, actual size", key: str = "concord_zoom") -> None:
+    """The image at 1:1 (one image pixel per CSS pixel) in a box that scrolls to pan.
+
+    ``key`` (starting with ``concord_zoom``) tells several zoomed images apart.
+    """
+    img = _served(path)
+    if img is None:
+        return
+    st.caption(f"Actual size ({img.width} px wide): scroll or drag the bars to pan.")
+    with st.container(key=key):
+        st.image(img.data, output_format=img.format, width=img.width, alt=alt)
 
 
-def preload(path: Path | None) -> None:
-    """Send the image shown next ahead of time, off screen (the browser caches and decodes it).
+def preload(path: Path | list[Path] | None) -> None:
+    """Send the image(s) shown next ahead of time, off screen (the browser caches and
+    decodes them).
 
     Streamlit names media by content, so when that image comes up its URL is the same and
     the browser shows it from memory instead of downloading and decoding it then.
     """
-    st.html(_PRELOAD_CSS)
+    paths = path if isinstance(path, list) else [] if path is None else [path]
     with st.container(key="concord_preload"):
-        if path is not None and path.is_file():
-            data, fmt, _ = image_payload(path)
-            st.image(data, output_format=fmt, alt="")
+        for one in paths:
+            if not one.is_file():
+                continue
+            try:
+                img = served_image(one, session.settings().media_cache)
+            except OSError:
+                continue  # the real showing reports it
+            st.image(img.data, output_format=img.format, width="content", alt="")
 
 
-def button_keys(buttons: dict[str, str]) -> dict[str, tuple[str, int, bool]]:
-    """Key bindings that click keyed buttons: ``{"Enter": "rate_submit", ...}``."""
-    return {k: (widget_css(button), 0, True) for k, button in buttons.items()}
+def literal(text: str, *, css: str = "concord-literal") -> None:
+    """Show text exactly as written: no Markdown, no HTML, line breaks kept.
+
+    A prompt such as ``*SALE*`` or ``[click](x)`` must reach the rater as typed.
+    """
+    st.html(f'<div class="{css}">{html.escape(text)}</div>')
 
 
 def progress_and_notice(done: int, skipped: int, assigned: int, noun: str,

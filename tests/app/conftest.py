@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 from concord.services import studies
@@ -13,6 +14,30 @@ from concord.store.db import open_db
 from tests.helpers import ROOT, make_folder_study
 
 APP = str(ROOT / "app.py")
+
+
+def through_app_always() -> None:
+    """Run every AppTest run through app.py, as a server does once it has served a page.
+
+    AppTest puts Streamlit back into its older "pages directory" mode before each run, in
+    which a run of a page skips app.py (sign-in, navigation); a server leaves that mode for
+    good at its first run of app.py (the browser test opening /rank first covers the
+    server's first run, see concord.ui.session.through_app). Call it in a subprocess that
+    drives AppTest; tests get it from the fixture below.
+    """
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    PagesManager.__init__ = init
+
+
+@pytest.fixture(autouse=True)
+def _navigation_mode(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(PagesManager, "__init__", PagesManager.__init__)  # restored after
+    through_app_always()
 
 
 @pytest.fixture(autouse=True)

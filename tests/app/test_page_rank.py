@@ -160,3 +160,25 @@ def test_edit_a_ranking_from_history_keeps_both_revisions(app_env):
     assert len(df) == 3  # one current ranking, now the edited one
     first = dict(zip(df.position, df["rank"], strict=True))
     assert first == {0: 3.0, 1: 2.0, 2: 1.0}
+
+
+def test_a_draft_survives_a_new_session(app_env):
+    at = rater_app(app_env["tokens"]["ann"], PAGE)
+    click_slot(at, 3)
+    click_slot(at, 1)
+    before = [b.label for b in pick_buttons(at)]
+    again = rater_app(app_env["tokens"]["ann"], PAGE)  # a reload: a new browser session
+    assert [b.label for b in pick_buttons(again)] == before
+    assert current_rankings(app_env["db"]).empty  # a draft is not a ranking
+
+
+def test_undoing_a_submitted_ranking_brings_back_its_order(app_env):
+    at = rater_app(app_env["tokens"]["ann"], PAGE)
+    for slot in (2, 3, 1):
+        click_slot(at, slot)
+    ranked = [b.label for b in pick_buttons(at)]
+    at.button(key="rank_submit").click().run()
+    assert not current_rankings(app_env["db"]).empty
+    at.button(key="rank_undo_sub").click().run()
+    assert current_rankings(app_env["db"]).empty
+    assert [b.label for b in pick_buttons(at)] == ranked  # the same order, ready to change

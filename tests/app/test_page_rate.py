@@ -94,7 +94,7 @@ def test_skip_needs_a_reason_and_is_recorded(app_env):
     first = shown_image_key(at)
     at.button(key="rate_skip_btn").click().run()
     at.text_input(key="rate_skip_reason").input("image is blank")
-    at.button[[b.label for b in at.button].index("Skip image")].click().run()
+    at.button(key="rate_skip_ok").click().run()
     assert not at.exception
     assert shown_image_key(at) != first
     marks = list(app_env["db"].query("SELECT kind, note FROM marks"))
@@ -104,10 +104,12 @@ def test_skip_needs_a_reason_and_is_recorded(app_env):
 def test_undo_brings_back_the_last_item(app_env):
     at = rater_app(app_env["tokens"]["ann"])
     first = shown_image_key(at)
-    choose(at, 2.0, 2.0)
+    choose(at, 2.0, 0.5)
     at.button(key="rate_submit").click().run()
     at.button(key="rate_undo").click().run()
     assert shown_image_key(at) == first
+    # the earlier choices come back with the item, ready to change
+    assert (at.radio(key="rate_SC").value, at.radio(key="rate_PR").value) == (2.0, 0.5)
     assert ratings(app_env["db"]).empty
     history = list(app_env["db"].query("SELECT action FROM ratings ORDER BY id"))
     assert [h["action"] for h in history] == ["rate", "rate", "undo", "undo"]
@@ -175,3 +177,73 @@ def test_missing_image_file_shows_a_blind_message(app_env):
     for model in ("alpha", "beta", "gamma"):
         assert model not in text
 
+
+
+def test_skip_form_can_be_cancelled(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    first = shown_image_key(at)
+    at.button(key="rate_skip_btn").click().run()
+    assert at.text_input(key="rate_skip_reason")
+    at.button(key="rate_skip_cancel").click().run()
+    assert not [t for t in at.text_input if t.key == "rate_skip_reason"]
+    assert shown_image_key(at) == first
+    assert not list(app_env["db"].query("SELECT * FROM marks"))
+
+
+def test_flag_takes_a_note_and_shows_its_state(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    first = shown_image_key(at)
+    assert at.button(key="rate_flag").label == "Flag [F]"
+    at.button(key="rate_flag").click().run()
+    at.text_input(key="rate_flag_note").input("hands have seven fingers")
+    at.button(key="rate_flag_ok").click().run()
+    assert not at.exception
+    assert shown_image_key(at) == first  # flagging does not skip
+    assert at.button(key="rate_flag").label == "Flagged ✓ [F]"
+    assert any("seven fingers" in c.value for c in at.caption)
+    marks = list(app_env["db"].query("SELECT kind, note FROM marks"))
+    assert marks == [{"kind": "flag", "note": "hands have seven fingers"}]
+
+
+def test_a_revoked_rater_in_an_open_session_stores_nothing(app_env):
+    from concord.store import raters
+
+    at = rater_app(app_env["tokens"]["ann"])
+    choose(at, 1.0, 1.0)
+    raters.revoke(app_env["db"], "ann")
+    at.button(key="rate_submit").click().run()
+    assert not at.exception
+    assert ratings(app_env["db"]).empty
+    assert any("revoked" in e.value for e in at.error)
+    assert len(at.radio) == 0
+
+
+def test_my_ratings_lists_thumbnails_and_skips_that_can_be_rated_later(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    choose(at, 1.0, 1.0)
+    at.button(key="rate_submit").click().run()
+    skipped = shown_image_key(at)
+    at.button(key="rate_skip_btn").click().run()
+    at.text_input(key="rate_skip_reason").input("too dark to judge")
+    at.button(key="rate_skip_ok").click().run()
+    at.switch_page("pages/my_work.py").run()
+    assert not at.exception
+    assert len(at.get("image")) == 2  # one thumbnail per row: the rated and the skipped
+    assert any("too dark to judge" in c.value for c in at.caption)
+    at.button(key=next(b.key for b in at.button if b.key.startswith("rate_skipped_"))).click()
+    at.run()
+    at.switch_page("pages/rate.py").run()
+    assert shown_image_key(at) == skipped  # taken up again, first in line
+
+
+def test_progress_lists_skips_and_flags_with_prompt_rater_and_reason(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    at.button(key="rate_flag").click().run()
+    at.text_input(key="rate_flag_note").input("watermark visible")
+    at.button(key="rate_flag_ok").click().run()
+    from tests.app.test_page_research import researcher
+
+    res = researcher("pages/progress.py")
+    text = " ".join([h.proto.body for h in res.get("html")] + [m.value for m in res.markdown])
+    assert "watermark visible" in text and "ann" in text and "a photo of object" in text
+    assert len(res.get("image")) == 1  # the thumbnail of the flagged image

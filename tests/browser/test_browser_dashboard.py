@@ -32,9 +32,11 @@ def test_researcher_sees_leaderboard_and_agreement(server, page):
     page.get_by_text("Agreement dashboard").first.wait_for(timeout=30_000)
     page.get_by_text("Best on").wait_for(timeout=30_000)
     doc = report.study_report(server["db"], "dash")
-    best = max((r for r in doc["human"] if r["criterion"] == "O"), key=lambda r: r["mean"])
+    best = max((r for r in doc["human"] if r["criterion"] == "O"),
+               key=lambda r: r["mean_rater_means"])
     # Streamlit may still be replacing elements of the first run: wait for each text.
-    page.get_by_text(f"{best['model']}, mean {best['mean']:.3f}").wait_for(timeout=10_000)
+    page.get_by_text(f"{best['model']}, mean of rater means "
+                     f"{best['mean_rater_means']:.3f}").wait_for(timeout=10_000)
     metric = page.locator('[data-testid="stMetricValue"]').first
     metric.wait_for(timeout=10_000)
     assert metric.inner_text() == f"{doc['meta']['n_ratings']:,}"

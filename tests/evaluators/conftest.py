@@ -20,7 +20,7 @@ from PIL import Image, ImageDraw
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
-TINY_ARCHS = ("llava", "qwen2_5_vl", "idefics3", "paligemma")
+TINY_ARCHS = ("llava", "qwen2_5_vl", "qwen3_vl", "idefics3", "paligemma")
 
 
 def make_image(seed: int, size: tuple[int, int] = (64, 48)) -> Image.Image:

@@ -13,7 +13,7 @@ from evaluators.hf_loading import load_pretrained, resolve_device
 from evaluators.tiny import build_tiny_vlm
 from evaluators.token_probs import Processing
 
-ARCHS = ("llava", "qwen2_5_vl", "idefics3", "paligemma")
+ARCHS = ("llava", "qwen2_5_vl", "qwen3_vl", "idefics3", "paligemma")
 QUESTIONS = ['Does this figure show "a red cube"? Please answer Yes or No.',
              "Is the text 'drink' in the image?",
              "How many pigs are in the image? Answer in one word."]

@@ -24,8 +24,8 @@ REPO = TESTS.parents[1]
 def test_list_evaluators_is_sorted_and_complete():
     names = list_evaluators()
     assert names == sorted(EVALUATORS)
-    assert {"vqascore", "paircomp", "geneval2-vqascore", "tifa", "soft-tifa", "tiif", "gned",
-            "consistency"} <= set(names)
+    assert {"vqascore", "paircomp", "geneval2-vqascore", "geneval2-tifa", "soft-tifa", "tiif",
+            "gned", "consistency"} <= set(names)
 
 
 @pytest.mark.parametrize("name", sorted(EVALUATORS))
@@ -47,7 +47,7 @@ def test_unknown_name_suggests_close_names_and_lists_all():
         evaluator_class("vqascor")
     message = str(info.value)
     assert "did you mean 'vqascore'" in message
-    assert "valid metrics: consistency, geneval2-vqascore, gned" in message
+    assert "valid metrics: consistency, geneval2-tifa, geneval2-vqascore, gned" in message
     assert isinstance(info.value, KeyError)
 
 

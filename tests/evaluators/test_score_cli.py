@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from concord.cli import main
-from concord.scoring import ScoringError, Shard, parse_shard
+from concord.services.scoring import ScoringError, Shard, parse_shard
 from concord.store.db import open_db
 
 REPO = Path(__file__).resolve().parents[2]

@@ -105,8 +105,9 @@ def _our_statistics(root) -> dict[tuple[str, str, str], float]:
     name = {"SC": "SC", "PR": "PQ", "O": "O"}
     out = {}
     for row in scores.itertuples():
-        out[(row.study, row.model, f"{name[row.criterion]}_mean")] = row.mean
-        out[(row.study, row.model, f"{name[row.criterion]}_std_across_raters")] = row.std
+        out[(row.study, row.model, f"{name[row.criterion]}_mean")] = row.mean_rater_means
+        out[(row.study, row.model, f"{name[row.criterion]}_std_across_raters")] = (
+            row.std_rater_means)
     for row in agree.itertuples():
         out[(row.study, row.model, f"fleiss_kappa_{name[row.criterion]}")] = row.fleiss_kappa
         out[(row.study, row.model, f"krippendorff_alpha_ordinal_{name[row.criterion]}")] = (

@@ -18,8 +18,8 @@ from concord.stats import (
     kendalls_w,
     krippendorff_alpha,
     leave_one_out,
+    leave_one_out_table,
     mean_pairwise_spearman,
-    rater_quality,
     rating_matrix,
 )
 
@@ -186,7 +186,7 @@ def test_agreement_table_equals_matrix_functions(make_ratings):
 
 def test_rater_quality_per_criterion(make_ratings):
     df = make_ratings(6, raters=4)
-    out = rater_quality(df)
+    out = leave_one_out_table(df)
     assert sorted(out["criterion"].unique()) == ["PR", "SC"]
     sc = rating_matrix(df[df["criterion"] == "SC"])
     expected = leave_one_out(sc)

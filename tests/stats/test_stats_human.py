@@ -59,9 +59,14 @@ def test_model_scores_match_independent_computation(missing, make_ratings):
     ours = model_scores(df, n_boot=50)
     ref = _reference_scores(df)
     merged = ours.merge(ref, on=["model", "criterion"], suffixes=("", "_ref"))
+    images = df.groupby(["model", "criterion", "prompt_id"])["value"].mean()
+    by_images = images.groupby(level=["model", "criterion"]).mean().rename("img").reset_index()
+    check_images = ours.merge(by_images, on=["model", "criterion"])
+    np.testing.assert_allclose(check_images["mean_image_means"], check_images["img"], rtol=0,
+                               atol=1e-12)
     assert len(merged) == len(ref) == len(ours)
-    np.testing.assert_allclose(merged["mean"], merged["mean_ref"], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(merged["std"], merged["std_ref"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(merged["mean_rater_means"], merged["mean"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(merged["std_rater_means"], merged["std"], rtol=0, atol=1e-12)
     assert (merged["n_raters"] == merged["n_raters_ref"]).all()
     counts = df.groupby(["model", "criterion"]).agg(n_prompts=("prompt_id", "nunique"),
                                                     n_ratings=("value", "size")).reset_index()
@@ -115,16 +120,19 @@ def test_bootstrap_is_seeded_and_ci_brackets_the_estimate(make_ratings):
     b = model_scores(df, n_boot=200, seed=4)
     c = model_scores(df, n_boot=200, seed=5)
     pd.testing.assert_frame_equal(a, b)
-    assert not np.allclose(a["ci_low"], c["ci_low"])
-    assert ((a["ci_low"] <= a["mean"]) & (a["mean"] <= a["ci_high"])).all()
-    assert (a["ci_high"] - a["ci_low"] > 0).all()
+    for score in ("mean_rater_means", "mean_image_means"):
+        low, high = a[f"{score}_ci_boot_low"], a[f"{score}_ci_boot_high"]
+        assert not np.allclose(low, c[f"{score}_ci_boot_low"])
+        assert ((low <= a[score]) & (a[score] <= high)).all()
+        assert (high - low > 0).all()
 
 
 def test_wider_ci_level_gives_wider_interval(make_ratings):
     df = make_ratings(8, prompts=25)
     narrow = model_scores(df, n_boot=300, ci=0.5)
     wide = model_scores(df, n_boot=300, ci=0.99)
-    assert ((wide["ci_high"] - wide["ci_low"]) > (narrow["ci_high"] - narrow["ci_low"])).all()
+    low, high = "mean_rater_means_ci_boot_low", "mean_rater_means_ci_boot_high"
+    assert ((wide[high] - wide[low]) > (narrow[high] - narrow[low])).all()
 
 
 def test_model_scores_doctest_numbers():
@@ -132,7 +140,8 @@ def test_model_scores_doctest_numbers():
                  ("p1", "m", "b", "SC", 0.5), ("p2", "m", "b", "SC", 0.5)])
     row = model_scores(df, n_boot=10).iloc[0]
     # rater a: 0.75, rater b: 0.5 → mean 0.625, population std 0.125
-    assert (row["mean"], row["std"], row["n_raters"]) == (0.625, 0.125, 2)
+    assert (row["mean_rater_means"], row["std_rater_means"], row["n_raters"]) == (
+        0.625, 0.125, 2)
 
 
 def test_model_scores_rejects_bad_arguments(ratings):
@@ -143,3 +152,31 @@ def test_model_scores_rejects_bad_arguments(ratings):
         model_scores(df, n_boot=0)
     with pytest.raises(ValueError, match="non-numeric value 'good'"):
         model_scores(df.assign(value=["good"] * len(df)))
+
+
+@pytest.mark.parametrize("raters", [2, 5])
+def test_mean_of_image_means_and_its_ci_equal_a_slow_loop(make_ratings, raters):
+    df = make_ratings(9, prompts=10, models=3, raters=raters, missing=0.3)
+    n_boot, seed = 25, 3
+    ours = model_scores(df, n_boot=n_boot, seed=seed, ci=0.9).set_index(
+        ["model", "criterion"])
+    prompts = np.array(sorted(df["prompt_id"].unique()))
+    idx = bootstrap_indices(len(prompts), n_boot, seed)
+    by_prompt = dict(list(df.groupby("prompt_id")))
+    samples = []
+    for b in range(n_boot):
+        # A prompt drawn twice contributes its images twice.
+        parts = [by_prompt[p].assign(copy=k) for k, p in enumerate(prompts[idx[b]])]
+        sample = pd.concat(parts, ignore_index=True)
+        images = sample.groupby(["model", "criterion", "copy", "prompt_id"])["value"].mean()
+        samples.append(images.groupby(level=["model", "criterion"]).mean())
+    slow = pd.DataFrame(samples)
+    for key, row in ours.iterrows():
+        images = df[(df["model"] == key[0]) & (df["criterion"] == key[1])].groupby(
+            "prompt_id")["value"].mean()
+        assert row["mean_image_means"] == pytest.approx(images.mean(), abs=1e-12)
+        low, high = np.nanquantile(slow[key].to_numpy(dtype=float), [0.05, 0.95])
+        assert row["mean_image_means_ci_boot_low"] == pytest.approx(low, abs=1e-12)
+        assert row["mean_image_means_ci_boot_high"] == pytest.approx(high, abs=1e-12)
+    # With missing ratings the two model scores differ somewhere.
+    assert not np.allclose(ours["mean_image_means"], ours["mean_rater_means"])

@@ -62,8 +62,8 @@ def test_model_level_ci_equals_slow_bootstrap_loop():
         rs.append(stats.pearsonr(means["human"], means["metric"]).statistic)
     for name, values in (("spearman", rhos), ("kendall_tau_b", taus), ("pearson", rs)):
         low, high = np.nanquantile(values, [0.05, 0.95])
-        assert out[f"{name}_ci_low"] == pytest.approx(low, abs=1e-12)
-        assert out[f"{name}_ci_high"] == pytest.approx(high, abs=1e-12)
+        assert out[f"{name}_ci_boot_low"] == pytest.approx(low, abs=1e-12)
+        assert out[f"{name}_ci_boot_high"] == pytest.approx(high, abs=1e-12)
 
 
 def test_model_level_permutation_p_value_equals_loop():
@@ -76,7 +76,7 @@ def test_model_level_permutation_p_value_equals_loop():
     observed = stats.spearmanr(h, m).statistic
     hits = sum(abs(stats.spearmanr(h, m[perm]).statistic) >= abs(observed) - 1e-12
                for perm in perms)
-    assert out["spearman_p"] == pytest.approx((1 + hits) / (1 + n_perm))
+    assert out["spearman_p_perm"] == pytest.approx((1 + hits) / (1 + n_perm))
     again = model_level(items, n_boot=10, n_perm=n_perm, seed=seed)
     assert again == out
 
@@ -85,8 +85,8 @@ def test_strong_agreement_gives_small_p_and_ci_above_zero():
     items = make_items(4, prompts=60, models=8, noise=0.2)
     out = model_level(items, n_boot=300, n_perm=2000)
     assert out["spearman"] > 0.9
-    assert out["spearman_p"] < 0.01
-    assert out["spearman_ci_low"] > 0
+    assert out["spearman_p_perm"] < 0.01
+    assert out["spearman_ci_boot_low"] > 0
 
 
 def test_item_level_matches_scipy_on_items():
@@ -160,3 +160,46 @@ def test_batched_model_level_equals_single_calls():
     singles = [model_level(f, n_boot=60, n_perm=40, seed=2) for f in frames]
     for got, want in zip(batched, singles, strict=True):
         assert got == pytest.approx(want, abs=1e-12, nan_ok=True)
+
+
+def _rater_mean_scores(ratings: pd.DataFrame) -> pd.Series:
+    """Brute force: per model, the mean over raters of each rater's mean."""
+    per_rater = ratings.groupby(["model", "rater"])["value"].mean()
+    return per_rater.groupby(level="model").mean()
+
+
+def test_model_level_with_mean_of_rater_means_equals_slow_loop():
+    ratings, scores, _ = _ratings_and_scores(3, prompts=12, raters=4)
+    rng = np.random.default_rng(0)
+    ratings = ratings[rng.random(len(ratings)) > 0.3].reset_index(drop=True)  # missing
+    good = scores[scores["metric"] == "good"]
+    n_boot, seed = 30, 5
+    table = human_metric_table(good, ratings=ratings, n_boot=n_boot, n_perm=20, seed=seed,
+                               model_score="mean_rater_means")
+    row = table[(table["level"] == "model") & (table["dimension"] == "all")].iloc[0]
+    assert row["human_model_score"] == "mean_rater_means"
+    human = _rater_mean_scores(ratings)
+    metric = good.groupby("model")["value"].mean().reindex(human.index)
+    assert row["spearman"] == pytest.approx(stats.spearmanr(human, metric).statistic,
+                                            abs=1e-12)
+    assert row["pearson"] == pytest.approx(stats.pearsonr(human, metric).statistic, abs=1e-12)
+    # The CI: every resample recomputes both sides' model scores over the drawn prompts.
+    prompts = np.array(sorted(ratings["prompt_id"].unique()))
+    idx = bootstrap_indices(len(prompts), n_boot, seed)
+    rat_by, met_by = dict(list(ratings.groupby("prompt_id"))), dict(list(good.groupby(
+        "prompt_id")))
+    rhos = []
+    for b in range(n_boot):
+        r_sample = pd.concat([rat_by[p] for p in prompts[idx[b]]])
+        m_sample = pd.concat([met_by[p] for p in prompts[idx[b]]])
+        h = _rater_mean_scores(r_sample)
+        m = m_sample.groupby("model")["value"].mean().reindex(h.index)
+        rhos.append(stats.spearmanr(h, m).statistic if len(h) == len(human) else np.nan)
+    low, high = np.nanquantile(rhos, [0.025, 0.975])
+    assert row["spearman_ci_boot_low"] == pytest.approx(low, abs=1e-12)
+    assert row["spearman_ci_boot_high"] == pytest.approx(high, abs=1e-12)
+    default = human_metric_table(good, ratings=ratings, n_boot=n_boot, n_perm=20, seed=seed)
+    first = default[(default["level"] == "model") & (default["dimension"] == "all")].iloc[0]
+    assert first["human_model_score"] == "mean_image_means"
+    with pytest.raises(ValueError, match="model_score must be one of"):
+        human_metric_table(good, ratings=ratings, model_score="median")

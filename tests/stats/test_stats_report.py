@@ -8,7 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from concord.stats import agreement_table, full_report, model_scores, overall_scores
+from concord.stats import (
+    IMAGENHUB_O,
+    agreement_table,
+    full_report,
+    model_scores,
+    overall_scores,
+)
 
 
 def _rankings(ratings):
@@ -30,10 +36,17 @@ def _scores(ratings):
 
 def test_report_is_json_with_all_sections(make_ratings):
     ratings = make_ratings(1, prompts=10)
-    doc = full_report(ratings, _rankings(ratings), _scores(ratings), n_boot=50, n_perm=50)
+    doc = full_report(ratings, _rankings(ratings), _scores(ratings), n_boot=50, n_perm=50,
+                      derived=[IMAGENHUB_O])
     text = json.dumps(doc, allow_nan=False)  # raises on NaN or numpy types
     assert json.loads(text) == doc
-    assert set(doc) == {"meta", "human", "agreement", "rankings", "human_vs_metric"}
+    assert set(doc) == {"meta", "human", "agreement", "rankings", "human_vs_metric",
+                        "human_vs_metric_per_model", "rater_vs_rest", "raters",
+                        "disagreements", "pairs"}
+    assert doc["meta"]["schema_version"] == 2
+    assert doc["meta"]["criteria"] == ["PR", "SC"]
+    assert doc["meta"]["derived"] == [{"name": "O", "method": "geometric_mean",
+                                       "criteria": ["SC", "PR"], "dimensions": None}]
     assert doc["meta"]["n_ratings"] == len(ratings)
     assert doc["meta"]["metrics"] == ["vqascore"]
     assert {r["criterion"] for r in doc["human"]} == {"SC", "PR", "O"}
@@ -42,12 +55,14 @@ def test_report_is_json_with_all_sections(make_ratings):
     assert {r["human"] for r in doc["human_vs_metric"]} == {
         "ratings:SC", "ratings:PR", "ratings:O", "rankings:overall"}
     assert doc["rankings"]["position_bias"][0]["criterion"] == "overall"
-    assert len(doc["agreement"]["raters"]) == 3 * 3  # raters × criteria
+    pooled = [r for r in doc["rater_vs_rest"]["pooled"] if r["who"] == "rater"]
+    assert len(pooled) == 3 * 3  # raters × criteria (SC, PR, O)
+    assert {r["rater"] for r in doc["raters"]["quality"]} == {"r0", "r1", "r2", "x"}
 
 
 def test_report_numbers_equal_the_component_functions(make_ratings):
     ratings = make_ratings(2, prompts=10)
-    doc = full_report(ratings, n_boot=40, seed=3)
+    doc = full_report(ratings, n_boot=40, seed=3, derived=[IMAGENHUB_O])
     both = pd.concat([ratings, overall_scores(ratings)], ignore_index=True)
     human = model_scores(both, n_boot=40, seed=3)
     got = pd.DataFrame(doc["human"]).drop(columns="study")
@@ -58,6 +73,10 @@ def test_report_numbers_equal_the_component_functions(make_ratings):
     assert doc["rankings"] == {"models": [], "kendalls_w": [], "position_bias": [],
                                "rank_by_position": []}
     assert doc["human_vs_metric"] == []
+    # Without a derived criterion (e.g. a Likert rubric) there is no O.
+    plain = full_report(ratings, n_boot=40, seed=3)
+    assert {r["criterion"] for r in plain["human"]} == {"SC", "PR"}
+    assert plain["meta"]["derived"] == []
 
 
 def test_report_turns_undefined_statistics_into_null(make_ratings):
@@ -67,7 +86,7 @@ def test_report_turns_undefined_statistics_into_null(make_ratings):
     assert study["alpha_ordinal"] is None
     assert study["fleiss_kappa"] is None
     assert study["mean_spearman"] is None
-    assert doc["human"][0]["std"] == 0.0
+    assert doc["human"][0]["std_rater_means"] == 0.0
 
 
 def test_report_is_deterministic_and_splits_studies(make_ratings):

@@ -25,8 +25,9 @@ from concord.stats.benchmarks.paircomp import paircomp_scores
 from concord.stats.benchmarks.tiif import VARIANTS, tiif_accuracy, tiif_summary
 
 # Metric name -> GenEval 2 methods it gives (soft-tifa values give both means).
-GENEVAL2 = {"soft-tifa": ("soft_tifa_am", "soft_tifa_gm"), "tifa": ("tifa",),
-            "geneval2-vqascore": ("vqascore",)}
+# "tifa" is kept for scores imported under that name (0/1 per question, as GenEval 2's).
+GENEVAL2 = {"soft-tifa": ("soft_tifa_am", "soft_tifa_gm"), "geneval2-tifa": ("tifa",),
+            "tifa": ("tifa",), "geneval2-vqascore": ("vqascore",)}
 TIIF = ("tiif-judge", "tiif")
 SECTIONS = ("metric_means", "paircomp", "geneval2_totals", "geneval2_by_skill",
             "geneval2_by_atomicity", "tiif_accuracy", "tiif_summary", "gned", "consistency")
@@ -209,7 +210,7 @@ def benchmark_tables(scores: pd.DataFrame) -> dict[str, pd.DataFrame]:
 def _run_all(images: pd.DataFrame, questions: pd.DataFrame, run, problems: list) -> None:
     for metric, judge, sub in _groups(images, ["paircomp"]):
         run("paircomp", metric, judge, lambda s=sub: _paircomp(s))
-    for metric, judge, sub in _groups(questions, ["soft-tifa", "tifa"]):
+    for metric, judge, sub in _groups(questions, ["soft-tifa", "geneval2-tifa", "tifa"]):
         rows, dropped = _complete_images(sub)
         if dropped:
             problems.append({"benchmark": "geneval2", "metric": metric, "judge": judge,

@@ -1,0 +1,58 @@
+"""``backup`` and ``restore``: copy the database while raters work, and put a copy back."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from concord.config import Settings
+from concord.errors import ConcordError
+from concord.store import backup as backup_store
+from concord.store.db import open_db
+
+_SCHEDULE = """\
+schedule for a running study (cron; keeps 14 days of backups taken every 30 minutes):
+  */30 * * * * cd /srv/concord && .venv/bin/python -m concord --db data/concord.db \\
+      backup backups/concord-$(date +\\%Y\\%m\\%dT\\%H\\%M).db
+  15 3 * * * find /srv/concord/backups -name 'concord-*.db' -mtime +14 -delete
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``backup`` and ``restore`` commands."""
+    p = sub.add_parser(
+        "backup", help="copy the database to a file, safely while raters are rating",
+        description="Copy the whole database to PATH as one consistent snapshot (SQLite's "
+                    "online backup API): raters keep rating meanwhile. The copy is checked "
+                    "and replaces PATH atomically; it is one self-contained SQLite file.",
+        epilog=_SCHEDULE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("path", type=Path, metavar="PATH", help="the backup file to write")
+    p.set_defaults(func=_backup)
+
+    p = sub.add_parser(
+        "restore", help="replace the database with a backup (keeps a copy of it first)",
+        description="Replace EVERYTHING in the database (every study, rater, rating and "
+                    "score) with the contents of a backup made by 'backup'. The backup must "
+                    "be a Concord database of this version or older that passes an "
+                    "integrity check. The current database is first copied to "
+                    "<db>.before-restore-<time>. Without --yes, only says what it would "
+                    "replace.")
+    p.add_argument("path", type=Path, metavar="PATH", help="the backup file to restore")
+    p.add_argument("--yes", action="store_true", help="confirm; required")
+    p.set_defaults(func=_restore)
+
+
+def _backup(args: argparse.Namespace, settings: Settings) -> int:
+    if not settings.db_path.is_file():
+        raise ConcordError(f"no database at {settings.db_path} to back up")
+    db = open_db(settings.db_path, migrate=False)  # a backup copies, it does not upgrade
+    found = backup_store.backup(db, args.path)
+    print(f"backed up {settings.db_path} to {args.path}: {found} (integrity check ok)")
+    return 0
+
+
+def _restore(args: argparse.Namespace, settings: Settings) -> int:
+    done = backup_store.restore(settings.db_path, args.path, confirm=args.yes)
+    print(f"restored {settings.db_path} from {args.path}: it now holds {done.after}; it "
+          f"held {done.before}, kept in {done.safety_copy}")
+    return 0

@@ -1,0 +1,175 @@
+"""Arguments of ``python -m concord score``: parser, checks, ranks, judge placement."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from concord.services.run_keys import options_key
+from concord.services.scoring import RunSummary, ScoringError
+
+EPILOG = """\
+examples:
+  python -m concord score --study demo --metric vqascore --model Qwen/Qwen3-VL-8B-Instruct
+  python -m concord score --study tiif --metric gned
+  python -m concord score --study s --metric soft-tifa --model /ckpt/qwen3-vl --shard 0/4
+  python -m concord score --study s --metric paircomp --model M --option top_k=none
+  torchrun --nproc-per-node 4 -m concord score --study s --metric tiif --model M
+  python -m concord score --study s --metric tiif --model Qwen/Qwen2.5-VL-72B-Instruct \\
+      --device-map auto --max-memory 0=75GiB,1=75GiB
+  python -m concord score --study s --metric soft-tifa --shard 3/8 --output scores-3.jsonl
+
+A rerun scores only what is missing, errored, or scored with other score-changing options
+(--option values, --dtype). The judge is stored normalised (a local folder as its absolute
+path, a hub id without trailing slash). HF_HUB_OFFLINE=1 (or an unreachable hub) makes a
+model that is not cached locally fail at once. SIGTERM ends the run as cancelled.
+"""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+def _batch_size(text: str) -> int | str:
+    return "auto" if text.strip().lower() == "auto" else _positive_int(text)
+
+
+def add_score_parser(subparsers: argparse._SubParsersAction,
+                     metrics: list[str]) -> argparse.ArgumentParser:
+    """The ``score`` parser."""
+    p = subparsers.add_parser(
+        "score", help="score a study's images with an automatic metric",
+        description="Score every not-yet-scored image of a study with one metric and store\n"
+                    "one row per image (and per question) tagged with metric, judge and run.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--study", required=True, help="study name")
+    p.add_argument("--metric", required=True, help=f"one of: {', '.join(metrics)}")
+    p.add_argument("--model", help="judge VLM: hub id or local folder (default: the "
+                                   "metric's reference judge, where it has one)")
+    p.add_argument("--device", default="auto", help="auto (default), cuda, cuda:N or cpu")
+    p.add_argument("--batch-size", type=_batch_size, default="auto",
+                   help="(image, question) pairs per forward, or auto (from free memory; "
+                        "halved on out-of-memory either way)")
+    p.add_argument("--images-per-step", type=_positive_int, default=32,
+                   help="images per step; each step is one write (default 32)")
+    p.add_argument("--limit", type=_positive_int, help="score at most N images")
+    p.add_argument("--shard", help="i/n: score only shard i of n (split by image id)")
+    p.add_argument("--output", type=Path, metavar="FILE.jsonl",
+                   help="append scores to this score file instead of the database (Slurm "
+                        "arrays; bring them in with merge-scores)")
+    p.add_argument("--dtype", default="auto", choices=["auto", "bfloat16", "float16", "float32"],
+                   help="judge weights (auto: bf16 on GPU, fp32 on CPU)")
+    p.add_argument("--device-map", choices=["auto"],
+                   help="spread a judge too big for one GPU over all visible GPUs")
+    p.add_argument("--max-memory", metavar="SPEC",
+                   help="with --device-map: 0=75GiB,1=75GiB[,cpu=200GiB] or 75GiB per GPU")
+    p.add_argument("--no-share-prefix", action="store_true",
+                   help="run every (image, question) pair in full (for comparison)")
+    p.add_argument("--trust-remote-code", action="store_true",
+                   help="allow checkpoints that run their own Python code")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="metric option, repeatable (e.g. top_k=none, base=soft-tifa)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--run-id", help=argparse.SUPPRESS)  # given by the app, which watches it
+    p.add_argument("--log-path", help=argparse.SUPPRESS)
+    return p
+
+
+def parse_options(pairs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` strings → kwargs; values are JSON where they parse, ``none`` → None."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise ScoringError(f"--option must be KEY=VALUE, got {pair!r}")
+        if raw.strip().lower() == "none":
+            value: Any = None
+        else:
+            try:
+                value = json.loads(raw)
+            except json.JSONDecodeError:
+                value = raw
+        options[key.strip()] = value
+    return options
+
+
+def ranks() -> Any:
+    """This process's rank (torchrun / accelerate), as a ScoringError when inconsistent."""
+    from evaluators.base import EvaluatorError
+    from evaluators.placement import Ranks
+
+    try:
+        return Ranks.from_env()
+    except EvaluatorError as exc:
+        raise ScoringError(str(exc)) from exc
+
+
+def judge_options(args: argparse.Namespace, rank: Any, cls: Any) -> dict[str, Any]:
+    """Device, batch and placement options for a judge metric (none for the others)."""
+    if args.max_memory and not args.device_map:
+        raise ScoringError("--max-memory needs --device-map auto")
+    if not cls.needs_judge:
+        return {}
+    from evaluators.base import EvaluatorError
+    from evaluators.placement import max_memory_for, parse_max_memory, rank_device
+
+    try:
+        limits = parse_max_memory(args.max_memory) if args.max_memory else None
+        device = rank_device(args.device, rank)
+        memory = None
+        if args.device_map:
+            import torch
+
+            memory = max_memory_for(limits, rank, torch.cuda.device_count())
+    except (ValueError, EvaluatorError) as exc:
+        raise ScoringError(str(exc)) from exc
+    return {"device": device, "batch_size": args.batch_size, "dtype": args.dtype,
+            "trust_remote_code": args.trust_remote_code,
+            "share_prefix": not args.no_share_prefix, "device_map": args.device_map,
+            "max_memory": memory}
+
+
+def score_key(evaluator: Any, options: dict[str, Any], judge: dict[str, Any]) -> str:
+    """Resume key of the options that change scores: metric options + the judge's dtype."""
+    dtype = None
+    if judge:
+        dtype = judge["dtype"]
+        if dtype == "auto":
+            from evaluators.base import EvaluatorError
+            from evaluators.hf_loading import default_dtype, resolve_device
+
+            try:
+                device = "cuda" if judge.get("device_map") else judge["device"]
+                dtype = str(default_dtype(resolve_device(device))).removeprefix("torch.")
+            except EvaluatorError as exc:
+                raise ScoringError(str(exc)) from exc
+    return options_key(options, dtype)
+
+
+def rank_output(path: Path, rank: Any) -> Path:
+    """Each rank its own score file: ``{rank}`` in the name, else ``NAME.rankR.jsonl``."""
+    if rank.world == 1:
+        return path
+    if "{rank}" in str(path):
+        return Path(str(path).replace("{rank}", str(rank.rank)))
+    return path.with_name(f"{path.stem}.rank{rank.rank}{path.suffix}")
+
+
+def print_summary(summary: RunSummary, rank: Any, output: Path | None) -> None:
+    """One line: what the run did."""
+    judge = f" judge={summary.judge!r}" if summary.judge else ""
+    who = f"rank {rank.rank}/{rank.world} " if rank.world > 1 else ""
+    rate = summary.scored / summary.seconds if summary.seconds else 0.0
+    where = f" into {output}" if output else ""
+    print(f"{who}{summary.metric}{judge}: scored {summary.scored} images ({summary.errors} "
+          f"errors, {summary.rows} rows{where}, {rate:.2f} img/s); {summary.already_done} "
+          f"already done, {summary.other_shards} in other shards; run "
+          f"{summary.run_id or '-'} {summary.status}")

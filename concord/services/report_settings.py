@@ -1,0 +1,66 @@
+"""What a study's settings say about its statistics: derived criteria and flag thresholds.
+
+The derived criterion comes from the study rubric's ``combine`` (per dimension when the
+study has per-dimension rubrics); the flag thresholds from ``settings["quality"]``.
+"""
+
+from __future__ import annotations
+
+from concord.errors import ConcordError
+from concord.services import common
+from concord.stats import Derived, QualityThresholds
+from concord.store import studies as study_store
+
+# The name of a rubric's derived (combined) criterion.
+DERIVED_NAME = "O"
+
+
+def derived_criteria(study: study_store.Study | None,
+                     dimensions: list[str] | None = None) -> list[Derived]:
+    """The derived criterion (``O``) of the study's rubric ``combine``, if it has one.
+
+    Per-dimension rubrics (``settings["rubrics"] = {dimension: rubric id}``) give each
+    listed dimension its own rubric's combine; the study rubric covers the others.
+    """
+    if study is None:
+        return []
+    per_dim = dict(study.settings.get("rubrics") or {})
+    specs: list[Derived] = []
+    if per_dim:
+        rest = tuple(d for d in (dimensions or []) if d not in per_dim)
+        for dim, rubric_id in sorted(per_dim.items()):
+            specs += _combine_of(rubric_id, (str(dim),))
+        return specs + (_combine_of(study.rubric, rest) if rest else [])
+    return _combine_of(study.rubric, None)
+
+
+def _combine_of(rubric_id: str | None, dims: tuple[str, ...] | None) -> list[Derived]:
+    if not rubric_id:
+        return []
+    try:
+        combine = common.rubric(rubric_id).combine
+    except FileNotFoundError as exc:  # a rubric file renamed or removed since the import
+        raise ConcordError(f"cannot derive criteria: {exc}") from exc
+    if combine is None:
+        return []
+    return [Derived(DERIVED_NAME, combine.method, tuple(combine.criteria), dims)]
+
+
+def quality_thresholds(study: study_store.Study | None) -> QualityThresholds:
+    """The study's flag thresholds (settings ``quality``; defaults for the rest).
+
+    Raises:
+        ConcordError: A bad ``quality`` setting, named with the study.
+    """
+    settings = {} if study is None else study.settings.get("quality")
+    try:
+        return QualityThresholds.from_settings(settings if isinstance(settings, dict)
+                                               else _not_a_mapping(settings))
+    except ValueError as exc:
+        raise ConcordError(f"study {study.name!r}: {exc}") from exc
+
+
+def _not_a_mapping(value: object) -> dict:
+    if value is None:
+        return {}
+    raise ValueError(f"quality settings must be a mapping, got {value!r}")

@@ -1,0 +1,156 @@
+"""Online backup and restore of the whole database, through SQLite's backup API.
+
+A backup is one consistent snapshot: the copy runs in a single step inside one read
+transaction, which in WAL mode never blocks raters' writes (they go on to the WAL while
+the pages are copied). The copy is checked (``PRAGMA integrity_check``), made a
+self-contained file (journal mode DELETE, no ``-wal``) and renamed into place, so a
+backup file is always complete.
+
+A restore writes the backup's pages into the live database, again with the backup API,
+under SQLite's write lock: connections that are open see the old database or the new
+one, never a mix. A copy of the database as it was is taken first.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from concord import atomic
+from concord.errors import ConcordError
+from concord.store import guard
+from concord.store.db import open_db
+
+
+@dataclass(frozen=True, slots=True)
+class Contents:
+    """What a database holds, in the words a researcher checks a backup by."""
+
+    studies: int
+    raters: int
+    ratings: int
+    rankings: int
+
+    def __str__(self) -> str:
+        return (f"{self.studies:,} studies, {self.raters:,} raters, {self.ratings:,} rating "
+                f"revisions, {self.rankings:,} ranking revisions")
+
+
+def contents(conn: sqlite3.Connection) -> Contents:
+    """Row counts of the tables that matter (zeros for a database without them)."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    counts = [conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] if t in tables else 0
+              for t in ("studies", "raters", "ratings", "rankings")]
+    return Contents(*counts)
+
+
+def _check_integrity(conn: sqlite3.Connection, label: str) -> None:
+    try:
+        result = [r[0] for r in conn.execute("PRAGMA integrity_check")]
+    except sqlite3.DatabaseError as exc:
+        raise ConcordError(f"{label}: not a usable SQLite database ({exc})") from exc
+    if result != ["ok"]:
+        raise ConcordError(f"{label}: integrity check failed ({'; '.join(result[:3])})")
+
+
+def backup(db: Database, target: Path) -> Contents:
+    """Copy the database to ``target`` (replaced atomically) while others keep writing.
+
+    Returns:
+        What the backup holds.
+
+    Raises:
+        ConcordError: ``target`` is the database itself or cannot be written.
+    """
+    target = Path(target)
+    source = Path(db.conn.execute("PRAGMA database_list").fetchone()[2])
+    if target.exists() and source.exists() and os.path.samefile(target, source):
+        raise ConcordError(f"cannot back up {source} onto itself; name another file")
+    with atomic.replacing(target) as tmp:
+        copy = sqlite3.connect(tmp)
+        try:
+            db.conn.backup(copy)  # pages=-1: every page in one step, one consistent snapshot
+            copy.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
+            _check_integrity(copy, str(target))
+            found = contents(copy)
+        finally:
+            copy.close()
+    return found
+
+
+def open_backup(path: Path) -> sqlite3.Connection:
+    """A backup file to restore from: a regular Concord database of this version or older
+    that passes the integrity check. Only reads it."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConcordError(f"backup {path}: not found (or not a regular file)")
+    conn = sqlite3.connect(path)
+    try:
+        guard.check_before_open(conn, f"backup {path}")
+        if "studies" not in {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}:
+            raise ConcordError(f"backup {path} is empty: it is not a Concord backup")
+        _check_integrity(conn, f"backup {path}")
+    except (ConcordError, sqlite3.DatabaseError):
+        conn.close()
+        raise
+    return conn
+
+
+def safety_copy_path(db_path: Path) -> Path:
+    """Where ``restore`` keeps the database as it was: beside it, stamped with the time."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    return db_path.with_name(f"{db_path.name}.before-restore-{stamp}")
+
+
+def restore_into(db: Database, source: sqlite3.Connection, label: str) -> None:
+    """Replace every page of the live database ``db`` with those of ``source``."""
+    try:
+        source.backup(db.conn)
+    except sqlite3.Error as exc:  # e.g. page sizes differ while the target is in WAL mode
+        raise ConcordError(f"restore from {label} failed, the database is unchanged: "
+                           f"{exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class Restored:
+    """What a restore replaced, with what, and where the replaced database was kept."""
+
+    before: Contents
+    after: Contents
+    safety_copy: Path
+
+
+def restore(db_path: Path, source_path: Path, *, confirm: bool) -> Restored:
+    """Replace the database at ``db_path`` with the backup ``source_path``.
+
+    Without ``confirm`` nothing is changed: ConcordError says what would be replaced.
+    With it, the current database is first backed up beside itself
+    (:func:`safety_copy_path`), then overwritten and upgraded to this version's schema.
+    """
+    db_path, source_path = Path(db_path), Path(source_path)
+    if db_path.exists() and source_path.exists() and os.path.samefile(db_path, source_path):
+        raise ConcordError(f"{source_path} is the database itself; name a backup file")
+    source = open_backup(source_path)
+    db = None
+    try:
+        after = contents(source)
+        db = open_db(db_path)
+        before = contents(db.conn)
+        if not confirm:
+            raise ConcordError(
+                f"restore would replace everything in {db_path} ({before}) with {source_path}"
+                f" ({after}); add --yes to confirm (a copy of the current database is kept)")
+        safety = safety_copy_path(db_path)
+        backup(db, safety)
+        restore_into(db, source, str(source_path))
+    finally:
+        source.close()
+        if db is not None:
+            db.close()
+    open_db(db_path).close()  # upgrades a backup taken by an older Concord
+    return Restored(before, after, safety)

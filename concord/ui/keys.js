@@ -1,0 +1,177 @@
+// Concord's rater screens: one page-wide key listener and a few layout helpers.
+//
+// Each bound key becomes a click on a widget; clicks are sent one at a time, each after
+// the app has finished the rerun the previous one caused, so fast typing neither loses
+// keys nor reorders them (Streamlit merges clicks that arrive during a run).
+// Data from Python (concord/ui/widgets.py keyboard()):
+//   bindings: {key: {css, nth, rerun}}   keys of a single character are lower-case
+//   escape:   css of the button Esc clicks (cancels an open skip/flag form), or null
+//   focus:    css of a text field to focus as soon as it appears (the skip reason), or null
+//   clicks:   [{within, target}]: a click on an <img> inside `within` clicks `target` in it
+//   item:     id of the item on screen; when it changes the page scrolls back to the top
+const BUSY = new Set(['running', 'rerunRequested', 'stopRequested']);
+const appState = () => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return app ? app.getAttribute('data-test-script-state') : null;
+};
+const typing = (t) => t && (t.isContentEditable || t.tagName === 'TEXTAREA' ||
+    t.tagName === 'SELECT' || (t.tagName === 'INPUT' && !['radio', 'checkbox'].includes(t.type)));
+const scroller = () => document.querySelector('[data-testid="stMain"]');
+
+// A synthetic click on a radio focuses it, and the browser scrolls the focused element
+// into view, pushing the prompt and progress off screen: put the scroll position back.
+function clickInPlace(el) {
+  const main = scroller();
+  const top = main ? main.scrollTop : 0;
+  const win = window.scrollY;
+  el.click();
+  if (main) main.scrollTop = top;
+  window.scrollTo(window.scrollX, win);
+}
+
+function pump(kb) {
+  if (kb.busy || kb.queue.length === 0) return;
+  if (BUSY.has(appState())) {
+    // A run is still updating the page (e.g. resetting the choices for the next
+    // image): a click now could be overwritten by it, so wait for it to end.
+    setTimeout(() => pump(kb), 5);
+    return;
+  }
+  const b = kb.queue.shift();
+  const el = b.el || document.querySelectorAll(b.css)[b.nth || 0];
+  if (!el || !el.isConnected) { pump(kb); return; }
+  kb.busy = true;
+  clickInPlace(el);
+  if (!b.rerun) {  // e.g. a choice inside a form: nothing runs on the server
+    // A choice made while the page is still settling can be dropped; check that the
+    // radio took it and click again once if it did not.
+    const input = el.querySelector('input');
+    setTimeout(() => {
+      if (input && !input.checked && !b.retried) {
+        kb.queue.unshift({...b, retried: true});
+      }
+      kb.busy = false;
+      pump(kb);
+    }, 20);
+    return;
+  }
+  const t0 = performance.now();
+  let ran = false;
+  const wait = () => {
+    const busy = BUSY.has(appState());
+    ran = ran || busy;
+    const waited = performance.now() - t0;
+    // A click that causes no run (a disabled or vanished widget) must not block the queue.
+    if ((ran && !busy) || (!ran && waited > 1000) || waited > 10000) {
+      kb.busy = false;
+      pump(kb);
+    } else {
+      setTimeout(wait, 5);
+    }
+  };
+  setTimeout(wait, 5);
+}
+
+function onKey(kb, e) {
+  if (e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;
+  if (e.key === 'Escape' && kb.escape) {
+    const cancel = document.querySelector(kb.escape);
+    if (cancel) {
+      e.preventDefault();
+      e.stopImmediatePropagation();
+      kb.queue.push({css: kb.escape, nth: 0, rerun: true});
+      pump(kb);
+    }
+    return;
+  }
+  if (typing(e.target)) return;
+  const k = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+  const b = kb.bindings[k];
+  if (!b) return;
+  // Capture phase + stopImmediatePropagation: Streamlit's own R (rerun) and C
+  // (clear cache) hotkeys must not fire when the page binds those letters.
+  e.preventDefault();
+  e.stopImmediatePropagation();
+  kb.queue.push(b);
+  pump(kb);
+}
+
+function onClick(kb, e) {
+  const img = e.target.closest && e.target.closest('img');
+  if (!img) return;
+  for (const rule of kb.clicks) {
+    const box = img.closest(rule.within);
+    const target = box && box.querySelector(rule.target);
+    if (target) {
+      e.preventDefault();
+      kb.queue.push({el: target, rerun: true});
+      pump(kb);
+      return;
+    }
+  }
+}
+
+// The skip/flag field and the data naming it arrive in either order: try on both.
+function focusField(kb) {
+  const field = kb.focus && document.querySelector(kb.focus);
+  if (field && !field.dataset.concordFocused) {
+    field.dataset.concordFocused = '1';
+    field.focus({preventScroll: true});
+  }
+}
+
+function watchPage(kb) {
+  new MutationObserver(() => {
+    // Decode the preloaded next image ahead of time, so showing it is a paint only.
+    document.querySelectorAll('.st-key-concord_preload img').forEach((img) => {
+      if (!img.dataset.decoded) { img.dataset.decoded = '1'; img.decode().catch(() => {}); }
+    });
+    focusField(kb);
+    // The head's wrapper is what sticks (see widgets.py); its height includes the space
+    // under Streamlit's own header bar.
+    const head = document.querySelector('[data-testid="stLayoutWrapper"]:has(> .st-key-concord_head)');
+    if (head && !head.dataset.concordSized) {
+      head.dataset.concordSized = '1';
+      kb.head = head;
+      new ResizeObserver(() => document.documentElement.style.setProperty(
+          '--concord-head', `${Math.ceil(head.getBoundingClientRect().height)}px`)).observe(head);
+    }
+  }).observe(document.body, {childList: true, subtree: true, attributes: true,
+                             attributeFilter: ['src']});
+}
+
+export default function(component) {
+  const kb = window.__concordKeys || (window.__concordKeys = {queue: [], busy: false,
+                                                             bindings: {}, clicks: []});
+  const data = component.data || {};
+  kb.bindings = data.bindings || {};
+  kb.escape = data.escape || null;
+  kb.focus = data.focus || null;
+  kb.clicks = data.clicks || [];
+  if (data.item !== undefined && data.item !== kb.item) {
+    if (kb.item !== undefined) {
+      const main = scroller();
+      if (main) main.scrollTop = 0;
+    }
+    kb.item = data.item;
+  }
+  focusField(kb);
+  // A marker tests (and curious users) can wait for: keys work from now on.
+  document.documentElement.dataset.concordKeys = 'ready';
+  if (!kb.observing) {
+    kb.observing = true;
+    watchPage(kb);
+  }
+  if (!kb.listening) {
+    kb.listening = true;
+    window.addEventListener('keydown', (e) => onKey(kb, e), true);
+    document.addEventListener('click', (e) => onClick(kb, e), true);
+  }
+  return () => {
+    kb.bindings = {};
+    kb.escape = null;
+    kb.focus = null;
+    kb.clicks = [];
+    delete document.documentElement.dataset.concordKeys;
+  };
+}

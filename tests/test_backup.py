@@ -1,0 +1,205 @@
+"""`backup` copies the database while raters keep rating; `restore` puts a copy back,
+refusing anything that is not a sound Concord database of this version or older."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from concord.cli import main
+from concord.services import rating, studies
+from concord.services.common import new_submission
+from concord.store import open_db
+from tests.foundation_helpers import invited, make_folder_study, snapshot
+
+
+@pytest.fixture
+def dbp(tmp_path) -> Path:
+    """A database with study 's' (40 prompts × 2 models, k = 2) and no ratings yet."""
+    path = tmp_path / "live.db"
+    db = open_db(path)
+    studies.import_manifest(db, make_folder_study(tmp_path / "s", prompts=40, k=2))
+    db.close()
+    return path
+
+
+def _cli(capsys, dbp: Path, *argv: str) -> tuple[int, str, str]:
+    code = main(["--db", str(dbp), *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _rate_until(path: Path, stop: threading.Event, acked: list[int], name: str) -> None:
+    """One rater on their own connection, submitting until told to stop or done."""
+    db = open_db(path)
+    rid = invited(db, "s", name)
+    while not stop.is_set():
+        item = rating.next_item(db, "s", rid)
+        if item is None:
+            break
+        rating.submit(db, "s", rid, item.image_id, {"SC": 1, "PR": 0.5},
+                      submission=new_submission())
+        acked.append(item.image_id)
+    db.close()
+
+
+def _ratings(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT COUNT(*) FROM ratings").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def _assert_consistent(path: Path) -> int:
+    """A backup is a whole database as of one commit: no half-stored submission.
+    Returns the number of submissions it holds."""
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+        half = conn.execute("SELECT submission FROM ratings GROUP BY submission"
+                            " HAVING COUNT(*) != 2").fetchall()
+        assert half == []  # SC and PR of one submit are stored together or not at all
+        return conn.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] // 2
+    finally:
+        conn.close()
+
+
+def test_a_backup_taken_while_raters_write_is_consistent_and_restores(capsys, dbp, tmp_path):
+    stop, acked = threading.Event(), {name: [] for name in ("ann", "ben")}
+    threads = [threading.Thread(target=_rate_until, args=(dbp, stop, acked[n], n))
+               for n in acked]
+    for t in threads:
+        t.start()
+    counts = []
+    try:
+        for i in range(3):
+            while sum(map(len, acked.values())) < 5 * (i + 1):
+                time.sleep(0.01)
+            code, out, _ = _cli(capsys, dbp, "backup", str(tmp_path / f"b{i}.db"))
+            assert code == 0
+            assert "integrity check ok" in out
+            counts.append(_assert_consistent(tmp_path / f"b{i}.db"))
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert counts == sorted(counts), counts
+    assert counts[0] > 0
+    assert not (tmp_path / "b0.db-wal").exists()
+    final = _ratings(dbp)
+    assert final // 2 == sum(map(len, acked.values())) >= counts[-1]
+    code, out, _ = _cli(capsys, dbp, "restore", str(tmp_path / "b1.db"), "--yes")
+    assert code == 0
+    assert _ratings(dbp) == 2 * counts[1]
+    [safety] = list(tmp_path.glob("live.db.before-restore-*"))
+    assert _ratings(safety) == final
+    assert f"kept in {safety}" in out
+
+
+def test_restore_without_yes_says_what_it_would_replace_and_changes_nothing(capsys, dbp,
+                                                                          tmp_path):
+    assert _cli(capsys, dbp, "backup", str(tmp_path / "b.db"))[0] == 0
+    db = open_db(dbp)
+    studies.import_manifest(db, make_folder_study(tmp_path / "t", prompts=1))
+    before = snapshot(db)
+    code, _, err = _cli(capsys, dbp, "restore", str(tmp_path / "b.db"))
+    assert code == 1
+    assert "restore would replace everything in" in err
+    assert "(2 studies," in err
+    assert "(1 studies," in err
+    assert "add --yes" in err
+    assert snapshot(open_db(dbp)) == before
+    assert not list(tmp_path.glob("live.db.before-restore-*"))
+
+
+def _refused(capsys, dbp: Path, backup: Path) -> str:
+    before = snapshot(open_db(dbp))
+    code, _, err = _cli(capsys, dbp, "restore", str(backup), "--yes")
+    assert code == 1
+    assert len(err.strip().splitlines()) == 1, err
+    assert snapshot(open_db(dbp)) == before
+    return err
+
+
+def test_restore_refuses_another_applications_file(capsys, dbp, tmp_path):
+    other = tmp_path / "app.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY)")
+    conn.commit()
+    conn.close()
+    assert "is not a Concord database" in _refused(capsys, dbp, other)
+
+
+def test_restore_refuses_a_backup_from_a_newer_concord(capsys, dbp, tmp_path):
+    newer = tmp_path / "newer.db"
+    assert _cli(capsys, dbp, "backup", str(newer))[0] == 0
+    conn = sqlite3.connect(newer)
+    conn.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at)"
+                 " VALUES ('concord', 'm999_future', 'x')")
+    conn.commit()
+    conn.close()
+    assert "written by a newer Concord" in _refused(capsys, dbp, newer)
+
+
+@pytest.mark.parametrize("content", [b"", b"not a database at all" * 100])
+def test_restore_refuses_an_empty_or_broken_file(capsys, dbp, tmp_path, content):
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(content)
+    err = _refused(capsys, dbp, bad)
+    assert "is empty" in err or "not a SQLite database" in err
+
+
+def test_restore_refuses_a_damaged_backup(capsys, dbp, tmp_path):
+    damaged = tmp_path / "damaged.db"
+    assert _cli(capsys, dbp, "backup", str(damaged))[0] == 0
+    data = bytearray(damaged.read_bytes())
+    page = 4096
+    data[3 * page: 4 * page] = b"\xff" * page  # overwrite a b-tree page
+    damaged.write_bytes(bytes(data))
+    err = _refused(capsys, dbp, damaged)
+    assert "integrity check failed" in err or "malformed" in err
+
+
+def test_backup_refuses_to_overwrite_the_database_itself(capsys, dbp):
+    code, _, err = _cli(capsys, dbp, "backup", str(dbp))
+    assert code == 1
+    assert "onto itself" in err
+
+
+def test_backup_of_a_missing_database(capsys, tmp_path):
+    code, _, err = _cli(capsys, tmp_path / "none.db", "backup", str(tmp_path / "b.db"))
+    assert code == 1
+    assert "no database at" in err
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_a_failed_backup_keeps_the_previous_backup(capsys, dbp, tmp_path, monkeypatch):
+    target = tmp_path / "b.db"
+    assert _cli(capsys, dbp, "backup", str(target))[0] == 0
+    previous = target.read_bytes()
+
+    def broken(*args):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr("concord.store.backup._check_integrity", broken)
+    code, _, err = _cli(capsys, dbp, "backup", str(target))
+    assert code == 1
+    assert "disk I/O error" in err
+    assert target.read_bytes() == previous
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".b.db")) == []
+
+
+@pytest.mark.parametrize("command", ["backup", "restore"])
+def test_help(capsys, command):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: python -m concord {command}")
+    assert ("*/30 * * * *" in out) == (command == "backup")

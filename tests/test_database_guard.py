@@ -1,0 +1,150 @@
+"""`--db` must name a Concord database (or a new or empty file) of this version or older.
+
+Anything else is refused with one line before the file is changed: no WAL switch, no
+migrations table, not a byte different."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from concord import __version__
+from concord.cli import main
+from concord.store import open_db
+from concord.store.migrations import migrations
+from tests.foundation_helpers import ROOT
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _refused(capsys, path: Path) -> str:
+    """Run `studies` on ``path``; assert one-line refusal and an untouched file."""
+    before = _digest(path)
+    assert main(["--db", str(path), "studies"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: database ")
+    assert len(err.strip().splitlines()) == 1, err
+    assert _digest(path) == before
+    assert not Path(f"{path}-wal").exists()
+    return err
+
+
+def _other_app(path: Path) -> Path:
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT)")
+    conn.execute("INSERT INTO users (email) VALUES ('a@b.c')")
+    conn.commit()
+    conn.close()
+    return path
+
+
+def _concord(path: Path) -> Path:
+    open_db(path).close()
+    return path
+
+
+def test_another_applications_database_is_refused_unchanged(capsys, tmp_path):
+    path = _other_app(tmp_path / "app.db")
+    err = _refused(capsys, path)
+    assert "is not a Concord database (it holds users)" in err
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert tables == {"users"}
+
+
+def test_another_sqlite_utils_migration_set_is_not_concord(capsys, tmp_path):
+    path = _other_app(tmp_path / "app.db")
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE _sqlite_migrations (id INTEGER PRIMARY KEY, migration_set TEXT,"
+                 " name TEXT, applied_at TEXT)")
+    conn.execute("INSERT INTO _sqlite_migrations VALUES (1, 'blog', 'm001_posts', 'x')")
+    conn.commit()
+    conn.close()
+    assert "is not a Concord database" in _refused(capsys, path)
+
+
+def test_a_file_that_is_not_sqlite(capsys, tmp_path):
+    path = tmp_path / "notes.db"
+    path.write_text("dear diary, " * 400)
+    assert "not a SQLite database" in _refused(capsys, path)
+
+
+def test_a_database_from_a_newer_concord_is_refused_with_the_versions(capsys, tmp_path):
+    path = _concord(tmp_path / "c.db")
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at)"
+                 " VALUES ('concord', 'm901_rater_confidence', 'x')")
+    conn.commit()
+    conn.close()
+    err = _refused(capsys, path)
+    last = migrations.pending(open_db(":memory:", migrate=False))[-1].name
+    assert "written by a newer Concord: it has migration(s) m901_rater_confidence" in err
+    assert f"this Concord ({__version__}) knows migrations up to {last}" in err
+
+
+@pytest.mark.parametrize(("sql", "named"), [
+    ("ALTER TABLE ratings ADD COLUMN confidence REAL", "ratings.confidence"),
+    ("CREATE TABLE rater_notes (id INTEGER PRIMARY KEY, note TEXT)", "rater_notes.id"),
+])
+def test_an_extra_column_or_table_is_refused(capsys, tmp_path, sql, named):
+    path = _concord(tmp_path / "c.db")
+    conn = sqlite3.connect(path)
+    conn.execute(sql)
+    conn.commit()
+    conn.close()
+    err = _refused(capsys, path)
+    assert "does not know: " in err
+    assert named in err
+    assert __version__ in err
+
+
+def test_a_missing_column_is_refused(capsys, tmp_path):
+    path = _concord(tmp_path / "c.db")
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE marks DROP COLUMN note")
+    conn.commit()
+    conn.close()
+    assert "lacks column(s)" in _refused(capsys, path)
+
+
+def test_a_named_pipe_as_db_is_refused_without_waiting(tmp_path):
+    fifo = tmp_path / "c.db"
+    os.mkfifo(fifo)
+    env = {k: v for k, v in os.environ.items() if k != "CONCORD_DB"}
+    res = subprocess.run([sys.executable, "-m", "concord", "--db", str(fifo), "studies"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1
+    assert "is not a regular file" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_an_empty_file_becomes_a_concord_database(capsys, tmp_path):
+    path = tmp_path / "empty.db"
+    path.touch()
+    assert main(["--db", str(path), "init", "--no-demo"]) == 0
+    assert open_db(path).execute("SELECT COUNT(*) FROM studies").fetchone()[0] == 0
+
+
+def test_an_older_concord_database_is_upgraded(tmp_path):
+    path = tmp_path / "old.db"
+    old = open_db(path, migrate=False)
+    last = migrations.pending(old)[-1].name
+    migrations.apply(old, stop_before=last)
+    old.close()
+    db = open_db(path)
+    assert migrations.pending(db) == []
+
+
+def test_commits_are_durable_synchronous_full(tmp_path):
+    db = open_db(tmp_path / "c.db")
+    assert db.journal_mode == "wal"
+    assert db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
