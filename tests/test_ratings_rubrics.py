@@ -263,3 +263,28 @@ def test_the_cli_takes_inline_scales_before_the_path(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: --criteria 'q=0..': a range needs whole numbers")
     assert err.count("\n") == 1
+
+
+def test_the_rating_screen_uses_each_images_own_rubric(db, tmp_path):
+    """A study with ``rubrics:`` shows (and checks) each image's dimension's rubric."""
+    from concord.services import rating
+    from concord.store.raters import rater_for_token
+
+    extra = "rubrics:\n  count: likert-5\n"
+    studies.import_manifest(db, make_folder_study(tmp_path / "s", prompts=2, extra=extra))
+    (invite,) = studies.invite(db, "s", ["ann"], "http://x")
+    rater = rater_for_token(db, invite.url.split("token=")[1]).id
+    seen = {}
+    while (item := rating.next_item(db, "s", rater)) is not None:
+        dimension = db.execute("SELECT p.dimension FROM images i JOIN prompts p"
+                               " ON p.id = i.prompt_id WHERE i.id = ?",
+                               [item.image_id]).fetchone()[0]
+        seen[dimension] = item.rubric.id
+        values = {c.key: c.values[-1] for c in item.rubric.criteria}
+        other = {"likert": 5} if item.rubric.id != "likert-5" else {"SC": 1, "PR": 1}
+        with pytest.raises(ConcordError, match="choose a score|unknown criteria"):
+            rating.submit(db, "s", rater, item.image_id, other, submission=item.submission)
+        assert rating.submit(db, "s", rater, item.image_id, values,
+                             submission=item.submission).stored
+    assert seen == {"count": "likert-5", "color": "imagenhub-text-to-image"}
+    assert set(labels.ratings(db, "s")["criterion"]) == {"likert", "SC", "PR"}

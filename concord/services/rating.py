@@ -14,7 +14,7 @@ from sqlite_utils import Database
 
 from concord.errors import RatingError
 from concord.rubrics import Rubric
-from concord.services import common
+from concord.services import common, rubric_choice
 from concord.store import items, work
 from concord.store import ratings as rating_store
 from concord.store.db import audit, transaction
@@ -38,6 +38,7 @@ class Item:
     flags: tuple[str, ...] = ()
     progress: common.Progress | None = None
     preload: Path | None = None  # the image most likely shown next (sent ahead, off screen)
+    rubric: Rubric | None = None  # the rubric of this image's dimension (task)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +50,9 @@ class SubmitResult:
 
 
 def study_rubric(db: Database, study_name: str, rater_id: int) -> Rubric:
-    """The rubric of a study the rater belongs to."""
-    study = common.member_study(db, study_name, rater_id)
-    if not study.rubric:
-        raise RatingError(f"study {study_name!r} has no rubric")
-    return common.rubric(study.rubric)
+    """The default rubric of a study the rater belongs to (dimensions with a rubric of
+    their own, ``rubrics:`` in the manifest, use :attr:`Item.rubric`)."""
+    return rubric_choice.rubric_for(common.member_study(db, study_name, rater_id))
 
 
 def _item(db: Database, study, image_id: int, rater_id: int,
@@ -73,6 +72,7 @@ def _item(db: Database, study, image_id: int, rater_id: int,
         flags=tuple(work.notes(db, study.id, rater_id, UNIT, image_id, "flag")),
         progress=pick.progress if pick else common.progress(db, study, rater_id, UNIT),
         preload=_file_of(db, study, pick.following) if pick else None,
+        rubric=rubric_choice.rubric_for(study, row.dimension),
     )
 
 
@@ -132,7 +132,7 @@ def submit(db: Database, study_name: str, rater_id: int, image_id: int,
     and this is not an edit, and stores nothing.
     """
     study = common.member_study(db, study_name, rater_id)
-    clean = _check_values(common.rubric(study.rubric or ""), values)
+    clean = _check_values(rubric_choice.rubric_for_image(db, study, image_id), values)
     with transaction(db):
         assignment = work.get_assignment(db, study.id, rater_id, UNIT, image_id)
         common.require(assignment is not None, f"image {image_id} was never given to you")

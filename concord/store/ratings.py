@@ -35,9 +35,10 @@ def last_values(db: Database, image_id: int, rater_id: int) -> dict[str, float]:
         r[0]: r[1]
         for r in db.execute(
             "SELECT r.criterion, r.value FROM ratings r WHERE r.image_id = ? AND r.rater_id = ?"
-            " AND r.value IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ratings x WHERE"
-            " x.image_id = r.image_id AND x.rater_id = r.rater_id AND x.criterion = r.criterion"
-            " AND x.value IS NOT NULL AND x.revision > r.revision)", [image_id, rater_id],
+            f" AND r.value IS NOT NULL AND {visible('r')} AND NOT EXISTS (SELECT 1 FROM"
+            " ratings x WHERE x.image_id = r.image_id AND x.rater_id = r.rater_id"
+            " AND x.criterion = r.criterion AND x.value IS NOT NULL AND x.revision > r.revision"
+            f" AND {visible('x')})", [image_id, rater_id],
         ).fetchall()
     }
 
