@@ -4,21 +4,30 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 RUNTIME := $(VENV)/.runtime-installed
+METRICS := $(VENV)/.metrics-installed
 DEV := $(VENV)/.dev-installed
 PORT ?= 8501
 
-.PHONY: run check test lint format browser venv bench clean-db
+.PHONY: run check test lint format browser venv metrics bench clean-db
 
 $(RUNTIME): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@touch $@
 
-$(DEV): $(RUNTIME) requirements-dev.txt
+# The metrics stack (torch, transformers, OCR): for `score`, the tests and the benches, not
+# for the app (make run installs only requirements.txt).
+$(METRICS): $(RUNTIME) requirements-metrics.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-metrics.txt
+	@touch $@
+
+$(DEV): $(METRICS) requirements-dev.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	@touch $@
 
 venv: $(DEV)
+
+metrics: $(METRICS)
 
 run: $(RUNTIME)
 	CONCORD_PORT=$(PORT) $(PY) -m concord init

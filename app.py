@@ -13,6 +13,7 @@ user = signin.resolve(db)
 SIGN_IN = st.Page("pages/sign_in.py", title="Sign in", icon=":material/key:", default=True)
 RATE = st.Page("pages/rate.py", title="Rate images", icon=":material/star:")
 RANK = st.Page("pages/rank.py", title="Rank images", icon=":material/leaderboard:")
+PAIR = st.Page("pages/pair.py", title="Compare pairs", icon=":material/compare:")
 MY_WORK = st.Page("pages/my_work.py", title="My ratings", icon=":material/history:")
 STUDIES = st.Page("pages/studies.py", title="Studies", icon=":material/folder:")
 RATERS = st.Page("pages/raters.py", title="Raters", icon=":material/group:")
@@ -30,12 +31,15 @@ elif signin.onboarding_stage(db, user) != "work":
     # Instructions, consent and the practice block come before any real item.
     nav = st.navigation([START])
 else:
-    protocols = {study_store.get_study(db, s).protocol for s in user.studies}
+    rated = [study_store.get_study(db, s) for s in user.studies]
+    protocols = {s.protocol for s in rated}
     rater_pages = []
     if protocols & {"score", "both"}:
         rater_pages.append(RATE)
     if protocols & {"rank", "both"}:
         rater_pages.append(RANK)
+    if any(s.has_pairs for s in rated):
+        rater_pages.append(PAIR)
     nav = st.navigation([*rater_pages, MY_WORK] if rater_pages else [MY_WORK])
 
 if user is not None:

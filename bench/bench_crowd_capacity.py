@@ -92,9 +92,10 @@ def prepare(tmp: Path, args: argparse.Namespace) -> tuple[Path, list[int], list[
 
 
 def _load_worker(db_path: Path, ids: list[int], think: float, stop_event, out) -> None:
-    r = loadtest.run(db_path, "cap", ids, seconds=600, think=think, stop=stop_event.is_set)
+    # Think times uniform on (0, 2 * think): ``think`` seconds per image on average.
+    r = loadtest.run(db_path, "cap", ids, seconds=600, think=(0.0, 2 * think), stop=stop_event)
     out.put({"stored": r.stored, "seconds": r.seconds, "errors": len(r.errors),
-             "duplicates": r.duplicate_keys, "latencies": r.latencies})
+             "duplicates": r.duplicate_keys, "latencies": r.waits})
 
 
 def start_load(db_path: Path, ids: list[int], think: float):

@@ -1,8 +1,9 @@
 """Exports of human labels: tidy CSV / JSONL / Parquet, and ImagenHub's TSV layout.
 
-One row per current rating and one per ranked image, with a ``kind`` column
-(``rating`` or ``ranking``) and the union of their columns, so a single file holds a
-whole study. CSV cells that a spreadsheet would run as a formula are neutralised.
+One row per current rating, one per ranked image and one per pairwise judgment, with a
+``kind`` column (``rating``, ``ranking`` or ``pair``) and the union of their columns, so a
+single file holds a whole study. CSV cells that a spreadsheet would run as a formula are
+neutralised.
 """
 
 from __future__ import annotations
@@ -22,18 +23,22 @@ from concord.errors import ConcordError
 
 COLUMNS = [
     "study", "kind", "prompt_id", "prompt", "model", "sample", "rater", "criterion", "value",
-    "rank", "position", "seconds", "time",
+    "rank", "position", "seconds", "time", "left_model", "right_model", "outcome",
 ]
 FORMATS = ("csv", "jsonl", "parquet", "imagenhub")
 # Characters that make Excel/LibreOffice/Sheets treat a cell as a formula (OWASP).
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def labels_frame(ratings: pd.DataFrame, rankings: pd.DataFrame) -> pd.DataFrame:
-    """Ratings and ranked images as one tidy frame with :data:`COLUMNS`."""
+def labels_frame(ratings: pd.DataFrame, rankings: pd.DataFrame,
+                 pairs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Ratings, ranked images and pair judgments (``left_model``, ``right_model`` as shown,
+    ``outcome``) as one tidy frame with :data:`COLUMNS`."""
     r = ratings.rename(columns={"created_at": "time"}).assign(kind="rating")
     k = rankings.rename(columns={"created_at": "time"}).assign(kind="ranking")
-    parts = [p for p in (r, k) if not p.empty]
+    j = (pairs if pairs is not None else pd.DataFrame()).rename(
+        columns={"created_at": "time"}).assign(kind="pair")
+    parts = [p for p in (r, k, j) if not p.empty]
     if not parts:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
     out = pd.concat(parts, ignore_index=True)

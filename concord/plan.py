@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-PROTOCOLS = ("score", "rank", "both")
+PROTOCOLS = ("score", "rank", "both", "pair")
 # A rater who opens an item and leaves holds its slot this long; then others may take it.
 DEFAULT_LEASE_MINUTES = 30
 
@@ -70,6 +70,16 @@ class GoldSpec:
     unit: str = "image"  # "prompt": a ranking gold (this image must get rank ``expected``)
 
 
+@dataclass(frozen=True, slots=True)
+class GoldPairSpec:
+    """A gold pair: of two images of one prompt, ``better``'s is known to be better."""
+
+    prompt_key: str
+    better: str
+    worse: str
+    sample: int = 0
+
+
 @dataclass(slots=True)
 class StudyPlan:
     """Everything one manifest describes."""
@@ -83,6 +93,7 @@ class StudyPlan:
     prompts: list[PromptSpec] = field(default_factory=list)
     images: list[ImageSpec] = field(default_factory=list)
     gold: list[GoldSpec] = field(default_factory=list)
+    gold_pairs: list[GoldPairSpec] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -97,6 +108,7 @@ class ImportSummary:
     images_added: int = 0
     images_unchanged: int = 0
     gold_added: int = 0
+    pairs_added: int = 0
 
     @property
     def changed(self) -> bool:
@@ -108,4 +120,5 @@ class ImportSummary:
             or self.questions_added
             or self.images_added
             or self.gold_added
+            or self.pairs_added
         )

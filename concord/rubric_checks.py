@@ -26,20 +26,21 @@ COMBINE_METHODS = ("geometric_mean", "arithmetic_mean")
 _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "score": (
         ("id", "title", "task", "source", "scale", "criteria"),
-        ("protocol", "inputs", "guide", "combine", "notes"),
+        ("protocol", "inputs", "guide", "combine", "notes", "variant_of"),
     ),
     "rank": (
         ("id", "title", "task", "source", "protocol", "criteria"),
         ("inputs", "guide", "notes"),
     ),
     "source": (("title",), ("url", "arxiv", "lineage", "notes")),
-    "criterion": (("key", "name", "definition", "levels"), ("keys",)),
+    "criterion": (("key", "name", "definition", "levels"), ("keys", "aliases")),
     "rank_criterion": (("key", "name", "definition"), ()),
     "level": (("value", "label", "description"), ()),
     "combine": (("method", "criteria"), ("description",)),
 }
 _RANK = frozenset({"scale", "combine", "levels", "keys"})  # score-only keys
-_NOT_TEXT = {"source", "scale", "criteria", "protocol", "inputs", "combine", "levels", "keys"}
+_NOT_TEXT = {"source", "scale", "criteria", "protocol", "inputs", "combine", "levels", "keys",
+             "aliases"}
 _TEXT = {k for req, opt in _SPECS.values() for k in req + opt} - _NOT_TEXT - {"value", "method"}
 
 
@@ -160,6 +161,8 @@ def check(data: Mapping[str, Any], path: Path) -> list[RubricProblem]:
     out.mapping("", data, protocol)
     if "id" in data and data["id"] != path.stem:
         out.add("id", f"{data['id']!r} does not match the file name {path.stem!r}")
+    if "variant_of" in data and data["variant_of"] == data.get("id"):
+        out.add("variant_of", "a rubric cannot be a variant of itself")
     inputs = data.get("inputs", [])
     if not isinstance(inputs, list) or not all(isinstance(v, str) and v for v in inputs):
         out.add("inputs", f"must be a list of non-empty strings, got {inputs!r}")
@@ -203,10 +206,40 @@ def _check_criteria(
             out.add(f"{where}.key", f"duplicate criterion key {key!r} (also criteria[{seen[key]}])")
         elif isinstance(key, str):
             seen[key] = i
+    if not rank:
+        _check_aliases(out, criteria)
+    for i, criterion in enumerate(criteria):
+        where = f"criteria[{i}]"
+        if not isinstance(criterion, Mapping):
+            continue
         if not rank and "levels" in criterion:
             _check_levels(out, where, criterion["levels"], scale)
         if not rank and scale is not None:
             _check_keyboard(out, where, criterion, keys_of(criterion, i, len(scale)), used)
+
+
+def _check_aliases(out: _Problems, criteria: list[Any]) -> None:
+    """Aliases (other names a criterion goes by in files, e.g. PQ for PR) are unique and
+    never equal a criterion key or another alias: a name must resolve to one criterion."""
+    keys = {c.get("key"): i for i, c in enumerate(criteria) if isinstance(c, Mapping)}
+    taken: dict[str, str] = {}
+    for i, criterion in enumerate(criteria):
+        if not isinstance(criterion, Mapping) or "aliases" not in criterion:
+            continue
+        aliases, where = criterion["aliases"], f"criteria[{i}].aliases"
+        if not isinstance(aliases, list) or not aliases:
+            out.add(where, f"must be a non-empty list of names, got {aliases!r}")
+            continue
+        for j, alias in enumerate(aliases):
+            at = f"{where}[{j}]"
+            if not isinstance(alias, str) or not alias.strip() or alias != alias.strip():
+                out.add(at, f"must be a non-empty name without surrounding spaces, got {alias!r}")
+            elif alias in keys:
+                out.add(at, f"{alias!r} is the key of criteria[{keys[alias]}]")
+            elif alias in taken:
+                out.add(at, f"{alias!r} is already an alias ({taken[alias]})")
+            else:
+                taken[alias] = at
 
 
 def _check_levels(out: _Problems, where: str, levels: Any, scale: list[float] | None) -> None:

@@ -40,6 +40,7 @@ class Criterion:
     name: str
     definition: str
     levels: tuple[Level, ...] = ()
+    aliases: tuple[str, ...] = ()  # other names in rating files (e.g. ImagenHub's PQ for PR)
 
     @property
     def values(self) -> tuple[float, ...]:
@@ -82,6 +83,14 @@ class Rubric:
     guide: str = ""
     notes: str = ""
     combine: Combine | None = None
+    variant_of: str | None = None  # same criteria and scale as this rubric, other texts
+
+    def resolve(self, name: str) -> Criterion | None:
+        """The criterion called ``name`` (its key or one of its aliases), or None."""
+        for criterion in self.criteria:
+            if name == criterion.key or name in criterion.aliases:
+                return criterion
+        return None
 
     @property
     def is_ranking(self) -> bool:
@@ -165,12 +174,40 @@ def validate_rubrics(rubrics_dir: str | Path | None = None) -> list[RubricProble
         FileNotFoundError: ``rubrics_dir`` is not a directory.
     """
     problems: list[RubricProblem] = []
+    parsed: dict[str, tuple[Path, dict[str, Any]]] = {}
     for path in _files(rubrics_dir):
         try:
-            problems.extend(check(parse(path), path))
+            data = parse(path)
         except RubricError as error:
             problems.extend(error.problems)
-    return problems
+            continue
+        found = check(data, path)
+        problems.extend(found)
+        if not found:
+            parsed[path.stem] = (path, data)
+    return problems + _variant_problems(parsed)
+
+
+def _variant_problems(parsed: Mapping[str, tuple[Path, Mapping[str, Any]]]) -> list[RubricProblem]:
+    """``variant_of`` names a valid rubric of the folder with the same criteria and scale."""
+    out = []
+    for path, data in parsed.values():
+        base_id = data.get("variant_of")
+        if base_id is None:
+            continue
+        base = parsed.get(base_id)
+        if base is None:
+            out.append(RubricProblem(path, "variant_of", f"no valid rubric {base_id!r} in "
+                                                         f"{path.parent}"))
+        elif _shape(base[1]) != _shape(data):
+            out.append(RubricProblem(path, "variant_of", f"criteria keys and scale differ "
+                                                         f"from {base_id!r}: {_shape(data)} vs "
+                                                         f"{_shape(base[1])}"))
+    return out
+
+
+def _shape(data: Mapping[str, Any]) -> tuple[list[str], list[float]]:
+    return [c["key"] for c in data["criteria"]], list(data.get("scale", []))
 
 
 def _files(rubrics_dir: str | Path | None) -> list[Path]:
@@ -190,7 +227,8 @@ def _build(data: Mapping[str, Any]) -> Rubric:
             Level(value, by_value[value]["label"], by_value[value]["description"], key)
             for value, key in zip(scale, keys, strict=True)
         )
-        criteria.append(Criterion(raw["key"], raw["name"], raw["definition"], levels))
+        criteria.append(Criterion(raw["key"], raw["name"], raw["definition"], levels,
+                                  tuple(raw.get("aliases", ()))))
     combine = data.get("combine")
     texts = {key: data[key] for key in ("id", "title", "task", "guide", "notes") if key in data}
     return Rubric(
@@ -202,4 +240,5 @@ def _build(data: Mapping[str, Any]) -> Rubric:
         inputs=tuple(data.get("inputs", ())),
         combine=combine
         and Combine(combine["method"], tuple(combine["criteria"]), combine.get("description", "")),
+        variant_of=data.get("variant_of"),
     )

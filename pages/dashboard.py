@@ -31,25 +31,27 @@ data = view.numbers(db_path, study, None if dimension == view.ALL else dimension
 doc = data["report"]
 meta = doc["meta"]
 
-if not (meta["n_ratings"] or meta["n_rankings"] or meta["n_scores"]):
-    st.info(f"Study **{study}** has no ratings, rankings or metric scores"
+if not (meta["n_ratings"] or meta["n_rankings"] or meta["n_scores"]
+        or meta["n_pair_judgments"]):
+    st.info(f"Study **{study}** has no ratings, rankings, pair judgments or metric scores"
             f"{'' if dimension == view.ALL else f' in dimension {dimension}'} yet. "
             "Invite raters on the Raters page, import ratings with `python -m concord "
             "import-ratings`, or score the images with `python -m concord score`.")
     if not meta.get("excluded_raters"):
         st.stop()
 
-cols = st.columns(5)
+cols = st.columns(6)
 for col, (label, value) in zip(cols, (("Ratings", meta["n_ratings"]),
                                       ("Raters", meta["n_raters"]),
                                       ("Models", meta["n_models"]),
                                       ("Rankings", meta["n_rankings"]),
+                                      ("Pair judgments", meta["n_pair_judgments"]),
                                       ("Metric values", meta["n_scores"])), strict=True):
     col.metric(label, f"{value:,}")
 st.caption(view.count_caption(meta))
 
 tabs = st.tabs(["Leaderboard", "Agreement", "Human vs metric", "Per model", "Disagreements",
-                "Raters", "Rankings", "Benchmarks", "Downloads"])
+                "Raters", "Rankings", "Pairs", "Benchmarks", "Downloads"])
 with tabs[0]:
     tabs_.leaderboard(doc)
 with tabs[1]:
@@ -75,6 +77,8 @@ with tabs[6]:
         if ranks["rank_by_position"]:
             st.altair_chart(view.position_chart(ranks["rank_by_position"]), width="stretch")
 with tabs[7]:
+    tabs_.pairs(doc)
+with tabs[8]:
     bench = doc["benchmarks"]
     shown_any = False
     if bench["tiif_summary"]:
@@ -93,7 +97,7 @@ with tabs[7]:
             st.dataframe(view.table(bench[key]), hide_index=True, width="stretch")
     if not shown_any:
         st.info("No metric scores yet: `python -m concord score` or `import-scores`.")
-with tabs[8]:
+with tabs[9]:
     st.caption("Label exports leave out excluded raters (`python -m concord export "
                "--include-excluded` keeps them).")
     for fmt, label, name, mime in (

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from concord.services import ranking, rating
-from concord.ui import rank_state, rate_state, session, widgets
+from concord.services import pairs, ranking, rating
+from concord.ui import pair_state, rank_state, rate_state, session, widgets
 
 user = session.require_user()
 study = session.current_study(user.studies)
@@ -86,3 +86,31 @@ for prompt_id, row in latest.items():
     if c2.button("Edit", key=f"edit_ranking_{prompt_id}"):
         rank_state.start_edit(prompt_id)
         st.switch_page("pages/rank.py")
+
+
+def pair_rows() -> None:
+    judged = pairs.history(db, study, user.rater_id)
+    st.subheader(f"Judged pairs ({len(judged)})")
+    for row in page_of(judged, "my_pairs_page"):
+        c0, c1, c2, c3, c4 = st.columns([1, 1, 4, 2, 1], vertical_alignment="center")
+        thumb(c0, row["left_path"])
+        thumb(c1, row["right_path"])
+        with c2:
+            widgets.literal(row["prompt"] or "(no prompt text)")
+        c3.write(pair_state.LABELS[row["outcome"]].capitalize())
+        if c4.button("Edit", key=f"edit_pair_{row['pair_id']}"):
+            pair_state.start_edit(row["pair_id"])
+            st.switch_page("pages/pair.py")
+    for row in pairs.skipped(db, study, user.rater_id):
+        c1, c2, c3 = st.columns([6, 3, 1])
+        with c1:
+            widgets.literal(row["prompt"] or "(no prompt text)")
+        c2.caption(f"Skipped pair: {row['reason']}")
+        if c3.button("Judge", key=f"pair_skipped_{row['pair_id']}"):
+            pairs.reopen(db, study, user.rater_id, row["pair_id"])
+            pair_state.forget()
+            st.switch_page("pages/pair.py")
+
+
+if pairs.enabled(db, study, user.rater_id):
+    pair_rows()

@@ -15,12 +15,13 @@ if study is None:
     st.stop()
 
 overview = {r["study"]: r for r in studies.overview(db)}[study]
-c1, c2, c3, c4 = st.columns(4)
+c1, c2, c3, c4, c5 = st.columns(5)
 c1.metric("Images", overview["images"])
 c2.metric("Ratings", overview["ratings"])
 c3.metric("Rankings", overview["rankings"],
           help="one per prompt, rater and criterion (as on the dashboard)")
-c4.metric("Raters wanted per item", overview["raters_per_item"])
+c4.metric("Pair judgments", overview["pair_judgments"])
+c5.metric("Raters wanted per item", overview["raters_per_item"])
 
 rows = studies.rater_progress(db, study)
 st.subheader("Per rater")
@@ -46,7 +47,8 @@ for m in shown:
     with c1:
         widgets.literal(m["prompt"] or "(no prompt text)")
         st.caption(f"{m['unit']} · prompt {m['prompt_id']}"
-                   + (f" · model {m['model']}" if m["model"] else " · ranking set"))
+                   + (f" · model {m['model']}" if m["model"] else
+                      " · pair" if m["unit"] == "pair" else " · ranking set"))
     c2.markdown(f"**{m['kind']}** by **{m['rater']}** · {m['created_at'][:16]}")
     with c2:
         widgets.literal(m["note"] or "(no note)")

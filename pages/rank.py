@@ -85,7 +85,8 @@ def keys(rs: ranking.RankSet | None) -> widgets.Keys:
 def head(rs: ranking.RankSet | None) -> None:
     with st.container(key="concord_head"):
         st.caption(f"Rank images · {study}")
-        done = ranking.progress(session.db(), study, rater_id)
+        done = (rs.progress if rs is not None and rs.progress is not None
+                else ranking.progress(session.db(), study, rater_id))
         widgets.progress_and_notice(done.done, done.skipped, done.assigned,
                                     "prompts ranked", rk.NOTICE)
         if rs is None:

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from concord.rubrics import Rubric
 from concord.services import rating
 from concord.ui import onboarding_view, session, widgets
 from concord.ui import rate_state as rs
@@ -12,7 +13,7 @@ if study is None or user.rater_id is None:
     st.info("You have no study to rate.")
     st.stop()
 rater_id = user.rater_id
-rubric = rating.study_rubric(session.db(), study, rater_id)
+default_rubric = rating.study_rubric(session.db(), study, rater_id)
 widgets.rater_style()
 
 
@@ -22,7 +23,7 @@ def level_label(criterion, value: float) -> str:
     return f"{hint}{value:g} · {level.label}"
 
 
-def choices(editing: bool) -> None:
+def choices(editing: bool, rubric: Rubric) -> None:
     # One form: choosing a level changes nothing on the server; only the submit runs.
     with st.form("rate_form", border=False, enter_to_submit=False):
         for criterion in rubric.criteria:
@@ -48,7 +49,7 @@ def actions(item: rating.Item) -> None:
 
 
 @st.dialog("Rating guide", width="large")
-def guide() -> None:
+def guide(rubric: Rubric) -> None:
     # A dialog renders only when opened; a popover would render the guide on every rerun.
     st.markdown(f"**{rubric.title}**")
     for criterion in rubric.criteria:
@@ -79,7 +80,7 @@ def side_form(kind: str) -> None:
                                   on_click=rs.cancel_forms)
 
 
-def keys(item: rating.Item | None) -> widgets.Keys:
+def keys(item: rating.Item | None, rubric: Rubric) -> widgets.Keys:
     bindings: dict[str, tuple[str, int, bool]] = {}
     for criterion in rubric.criteria:
         radio = widgets.widget_css(rs.choice_key(criterion.key), "[role='radiogroup'] label")
@@ -103,7 +104,9 @@ def head(item: rating.Item | None, editing: bool) -> None:
     """Progress, notices and the prompt: they stay in view while the rater works."""
     with st.container(key="concord_head"):
         st.caption(f"Rate images · {study}" + (" · editing an earlier rating" if editing else ""))
-        done = rating.progress(session.db(), study, rater_id)
+        # The progress came with the item (one look at the queue); at the end, ask for it.
+        done = (item.progress if item is not None and item.progress is not None
+                else rating.progress(session.db(), study, rater_id))
         widgets.progress_and_notice(done.done, done.skipped, done.assigned, "rated", rs.NOTICE)
         if item is None:
             return
@@ -112,7 +115,7 @@ def head(item: rating.Item | None, editing: bool) -> None:
             widgets.literal(f"Instruction: {item.instruction}")
 
 
-def panel(item: rating.Item, editing: bool) -> None:
+def panel(item: rating.Item, editing: bool, rubric: Rubric) -> None:
     if item.source_image is not None:
         st.caption("Source image")
         widgets.show_image(item.source_image, alt="source image")
@@ -120,8 +123,8 @@ def panel(item: rating.Item, editing: bool) -> None:
         notes = "; ".join(n for n in item.flags if n) or "no note"
         st.caption(f"You flagged this image ({notes}).")
     if st.button("Rating guide", key="rate_guide", type="tertiary"):
-        guide()
-    choices(editing)
+        guide(rubric)
+    choices(editing, rubric)
     actions(item)
     if st.session_state.get(rs.SKIPPING):
         side_form("skip")
@@ -135,8 +138,10 @@ def scoring() -> None:
         st.error("Your invite link is no longer valid (revoked). Nothing more is saved; "
                  "ask the researcher for a new link.")
         return
-    item = rs.current_item(study, rater_id, [c.key for c in rubric.criteria])
-    widgets.keyboard(keys(item), key=f"rate_keys_{rubric.id}")
+    item = rs.current_item(study, rater_id)
+    # Each image is rated on its own dimension's rubric (``rubrics:`` in the manifest).
+    rubric = item.rubric if item is not None and item.rubric is not None else default_rubric
+    widgets.keyboard(keys(item, rubric), key=f"rate_keys_{rubric.id}")
     editing = st.session_state.get(rs.EDIT) is not None
     head(item, editing)
     if item is None:
@@ -145,10 +150,10 @@ def scoring() -> None:
         return
     left, right = st.columns([2, 3])
     with left:
-        panel(item, editing)
+        panel(item, editing, rubric)
     with right, st.container(key="concord_image"):
         widgets.show_image(item.image_path)
-    widgets.preload(rating.preload_path(session.db(), study, rater_id, item.image_id))
+    widgets.preload(item.preload)
 
 
 scoring()

@@ -33,7 +33,8 @@ with st.form("import_form"):
             st.error(str(exc))
         else:
             st.success(f"Study {s.study!r}: {s.prompts_added} prompts, {s.images_added} images "
-                       f"added ({s.images_unchanged} unchanged).")
+                       f"added ({s.images_unchanged} unchanged)"
+                       + (f", {s.pairs_added} pairs." if s.pairs_added else "."))
 
 if rows:
     st.subheader("Delete a study")

@@ -26,7 +26,8 @@ from tests.helpers import ROOT, make_folder_study, shared_path, write_png  # noq
 DATA_TABLES = (
     "studies", "models", "prompts", "questions", "images", "raters", "study_raters",
     "assignments", "ratings", "rankings", "ranking_items", "marks", "gold", "runs",
-    "metric_scores", "audit_log",
+    "metric_scores", "audit_log", "import_batches", "import_batch_items", "pairs",
+    "pair_judgments",
 )
 
 

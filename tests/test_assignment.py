@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scipy.stats import spearmanr
 
-from concord.services import common, rating, studies
+from concord.services import rating, studies
 from concord.store import studies as study_store
 from concord.store import work
 from concord.store.raters import rater_for_token
@@ -102,11 +102,13 @@ def test_gold_items_go_to_every_rater(tmp_path, db):
 
 def test_preload_predicts_the_next_item(tmp_path, db):
     (rater,) = setup_study(tmp_path, db, prompts=4, raters=1)
-    study = study_store.get_study(db, "as")
     item = rating.next_item(db, "as", rater)
-    predicted = common.peek_next(db, study, rater, "image", item.image_id)
+    predicted = item.preload
     rate(db, rater, item)
-    assert rating.next_item(db, "as", rater).image_id == predicted
+    following = rating.next_item(db, "as", rater)
+    assert predicted is not None and following.image_path == predicted
+    # the progress came with the item: 1 done of 8 (4 prompts × 2 models)
+    assert (following.progress.done, following.progress.assigned) == (1, 8)
 
 
 def test_ranking_gold_goes_to_every_rater(tmp_path, db):

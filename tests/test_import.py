@@ -114,6 +114,7 @@ def test_jsonl_prompts_and_json_manifest(db, tmp_path):
 def test_demo_study_imports(db):
     s = studies.import_manifest(db, DEMO_MANIFEST)
     assert s.images_added == 36
+    assert s.pairs_added == 18  # two per prompt
     assert study_store.get_study(db, "demo").protocol == "both"
 
 

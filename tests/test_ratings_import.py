@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from concord.errors import InputError
 from concord.services import labels, studies
 from concord.store import studies as study_store
-from tests.foundation_helpers import make_folder_study, problem_text, shared_path, unchanged
+from tests.foundation_helpers import make_folder_study, shared_path, unchanged
 
 HEADER = "prompt_id,model,rater,criterion,value,sample,seconds\n"
 
@@ -115,8 +116,11 @@ def test_values_off_the_rubric_are_refused(scored, tmp_path, row, field):
 
 
 def test_off_scale_value_does_not_leave_a_new_study_behind(db, tmp_path):
-    err = _fails(db, "new", _csv(tmp_path, "p1,A,ann,SC,1.5,0,\n"))
-    assert "1.5 is not on the SC scale" in problem_text(err)
+    path = _csv(tmp_path, "p1,A,ann,SC,1,0,\np1,A,ann,PR,1.5,0,\n")
+    [p] = _fails(db, "new", path).problems
+    assert (p.file, p.row, p.field) == (str(path), 3, "value")
+    assert "no rubric fits every row" in p.message
+    assert "imagenhub-released: 1.5 is not on its PR scale [0, 0.5, 1]" in p.message
     assert study_store.list_study_names(db) == []
 
 
@@ -180,3 +184,96 @@ def test_bad_imagenhub_cell_is_named(db, tmp_path):
 
 def test_imagenhub_folder_without_tsv_files(db, tmp_path):
     assert "no <Task>/<Task>_rater<N>.tsv files" in str(_fails(db, "ih", tmp_path, "imagenhub"))
+
+
+# --- every field checked, every problem counted ------------------------------------------
+
+@pytest.mark.parametrize(("row", "field", "message"), [
+    ("p1,A,ann,SC,1,0,-2", "seconds", "must be ≥ 0"),
+    ("p1,A,ann,SC,1,-1,", "sample", "not a sample index"),
+    ("p1,A,ann,SC,1,99999999999999999999,", "sample", "not a sample index"),
+    ("p1,A,ann,SC,1,1_0,", "sample", "not a sample index"),
+    ("p1,A,ann,SC,inf,0,", "value", "not a finite number"),
+    ("p1,A,ann,SC,1_0,0,", "value", "not a number"),
+    ("p1,A,ann,SC,1,0,nan", "seconds", "not a finite number"),
+    ('"p\x001",A,ann,SC,1,0,', "prompt_id", "NUL, newline or carriage return"),
+    ('p1,"A\nB",ann,SC,1,0,', "model", "NUL, newline or carriage return"),
+    ("p1,A, ,SC,1,0,", "rater", "empty value"),
+    ("p1,A,ann,,1,0,", "criterion", "empty value"),
+    ("p1,A,ann,SC,,0,", "value", "empty value"),
+    ("p1,A,ann," + "C" * 1001 + ",1,0,", "criterion", "longer than 1000 characters"),
+])
+def test_a_bad_field_is_one_line_with_file_row_and_field(db, tmp_path, row, field, message):
+    path = _csv(tmp_path, "p0,A,ann,SC,1,0,2.5\n" + row + "\n")
+    err = _fails(db, "new", path)
+    [p] = err.problems
+    assert (p.file, p.row, p.field) == (str(path), 3, field)
+    assert message in p.message
+    assert "\n" not in str(err) and str(err).endswith("(nothing was imported)")
+    assert study_store.list_study_names(db) == []
+
+
+def test_bytes_that_are_not_utf8_are_named_with_their_field(db, tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_bytes((HEADER + "p1,A,ann,SC,1,0,\n").encode() + b"p2,A,Zo\xeb,SC,1,0,\n")
+    [p] = _fails(db, "new", path).problems
+    assert (p.row, p.field) == (3, "rater")
+    assert "not UTF-8" in p.message
+
+
+def test_every_problem_is_counted_and_the_first_50_are_listed(db, tmp_path):
+    path = _csv(tmp_path, "".join(f"p{i},A,ann,SC,x{i},0,\n" for i in range(1600)))
+    err = _fails(db, "new", path)
+    assert err.total == 1600
+    assert len(err.problems) == 50
+    assert [p.row for p in err.problems] == list(range(2, 52))
+    assert str(err).startswith("1600 problem(s) found, nothing was imported; the first 50 of "
+                               "1600:")
+
+
+def test_rows_of_a_ranking_are_skipped_and_other_kinds_refused(db, tmp_path):
+    header = "kind,prompt_id,model,rater,criterion,value\n"
+    ok = _csv(tmp_path, "rating,p1,A,ann,SC,1\nranking,p1,A,ann,overall,\n", header=header)
+    assert labels.import_ratings(db, "new", "csv", ok).rows == 1
+    bad = _csv(tmp_path, "rating,p1,A,ann,SC,1\nvote,p1,B,ann,SC,1\n", "b.csv", header)
+    [p] = _fails(db, "other", bad).problems
+    assert (p.row, p.field) == (3, "kind")
+
+
+def test_columns_named_twice_are_refused(db, tmp_path):
+    path = _csv(tmp_path, "p1,A,ann,SC,1,1\n", header="prompt_id,model,rater,criterion,value,"
+                                                      "value\n")
+    [p] = _fails(db, "new", path).problems
+    assert p.row == 1 and "['value'] appear twice" in p.message
+
+
+def test_a_pipe_is_refused_before_it_is_opened(db, tmp_path):
+    fifo = tmp_path / "ratings.csv"
+    os.mkfifo(fifo)  # opening it for reading would block for ever
+    [p] = _fails(db, "new", fifo).problems
+    assert "not a regular file" in p.message
+
+
+def test_a_csv_export_with_prompt_texts_over_several_lines_reads_back(db, tmp_path):
+    header = "study,kind,prompt_id,prompt,model,sample,rater,criterion,value\n"
+    path = _csv(tmp_path, 's,rating,p1,"two\nlines",A,0,ann,SC,1\n'
+                          's,rating,p2,one,A,0,ann,SC,x\n', header=header)
+    [p] = _fails(db, "new", path).problems
+    assert (p.row, p.field) == (4, "value")  # the row's own line, after the two-line one
+
+
+def test_dimensions_of_one_prompt_must_agree(db, tmp_path):
+    header = "prompt_id,model,rater,criterion,value,dimension\n"
+    path = _csv(tmp_path, "p1,A,ann,SC,1,color\np1,B,ann,SC,1,count\n", header=header)
+    [p] = _fails(db, "new", path).problems
+    assert (p.row, p.field) == (3, "dimension")
+    assert "'count'" in p.message
+
+
+def test_crlf_files_and_line_breaks_in_quoted_cells_keep_row_numbers(db, tmp_path):
+    header = "study,kind,prompt_id,prompt,model,sample,rater,criterion,value\r\n"
+    path = tmp_path / "r.csv"
+    path.write_bytes((header + 's,rating,p1,"a\r\nb\rc",A,0,ann,SC,1\r\n'
+                      's,rating,p2,one,A,0,ann,SC,x\r\n').encode())
+    [p] = _fails(db, "new", path).problems
+    assert (p.row, p.field) == (5, "value")  # row 2 spans lines 2-4 (CRLF, then a bare CR)

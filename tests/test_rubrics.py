@@ -33,12 +33,15 @@ IMAGENHUB_TASKS = (
     "imagenhub-style-guided-generation",
     "imagenhub-subject-driven-generation",
 )
+GENERIC_SCALES = {"likert-5": (1, 2, 3, 4, 5), "likert-7": (1, 2, 3, 4, 5, 6, 7),
+                  "binary": (0, 1)}
 EXPECTED_IDS = {
     *IMAGENHUB_TASKS,
     "imagenhub-general",
     "imagenhub-text-to-image",
     "imagenhub-released",
     "tiif-ranking",
+    *GENERIC_SCALES,
 }
 
 
@@ -106,7 +109,10 @@ def test_shipped_rubric_loads_and_cites_its_source(rubric_id):
     rubric = load_rubric_by_id(rubric_id)
     assert rubric.id == rubric_id
     assert rubric.source["title"]
-    assert rubric.source["url"].startswith("https://")
+    if rubric_id in GENERIC_SCALES:  # our own generic scales say where they come from
+        assert rubric.source["notes"]
+    else:  # the others come from a publication
+        assert rubric.source["url"].startswith("https://")
     if rubric_id.startswith("imagenhub-"):
         assert rubric.source["arxiv"] == "2310.01596"
         assert "github.com/TIGER-AI-Lab/ImagenHub" in rubric.source["url"]
@@ -125,6 +131,38 @@ def test_imagenhub_guide_rubrics_use_the_four_level_scale(rubric_id):
         assert criterion.values == (0, 0.5, 1, 2)
     if rubric_id.endswith("editing"):
         assert "source image" in rubric.inputs
+
+
+@pytest.mark.parametrize(("rubric_id", "scale"), sorted(GENERIC_SCALES.items()))
+def test_generic_scales_have_one_criterion_and_no_overall(rubric_id, scale):
+    rubric = load_rubric_by_id(rubric_id)
+    [criterion] = rubric.criteria
+    assert criterion.values == scale
+    assert rubric.combine is None  # nothing to combine: no derived O
+    assert rubric.overall({criterion.key: scale[0]}) is None
+    assert all(level.key is not None for level in criterion.levels)  # keyboard-ready
+    assert rubric.variant_of is None
+
+
+def test_likert_keys_press_the_value_and_binary_uses_0_and_1():
+    assert [lv.key for lv in load_rubric_by_id("likert-7").criteria[0].levels] == list("1234567")
+    assert [lv.key for lv in load_rubric_by_id("binary").criteria[0].levels] == ["0", "1"]
+
+
+def test_imagenhub_rubrics_accept_pq_for_pr():
+    for rubric_id in (*IMAGENHUB_TASKS, "imagenhub-general", "imagenhub-text-to-image",
+                      "imagenhub-released"):
+        rubric = load_rubric_by_id(rubric_id)
+        assert rubric.resolve("PQ").key == "PR", rubric_id
+        assert rubric.resolve("PR").key == "PR"
+        assert rubric.resolve("SC").key == "SC"
+        assert rubric.resolve("pq") is None  # names are exact
+
+
+def test_task_rubrics_are_variants_of_the_general_rules():
+    for rubric_id in (*IMAGENHUB_TASKS, "imagenhub-text-to-image"):
+        assert load_rubric_by_id(rubric_id).variant_of == "imagenhub-general"
+    assert load_rubric_by_id("imagenhub-released").variant_of is None
 
 
 def test_guide_worked_cases_are_in_the_editing_guide():
@@ -394,6 +432,44 @@ BROKEN = [
     ),
     ("rank-with-scale", _edit("scale", [1, 2], RANK_BASE), "scale", "not allowed"),
     (
+        "alias-not-a-list",
+        _edit("criteria.1.aliases", "PQ"),
+        "criteria[1].aliases",
+        "non-empty list of names",
+    ),
+    (
+        "alias-is-a-key",
+        _edit("criteria.1.aliases", ["PQ", "SC"]),
+        "criteria[1].aliases[1]",
+        "'SC' is the key of criteria[0]",
+    ),
+    (
+        "alias-twice",
+        _edit("criteria.1.aliases", ["PQ", "PQ"]),
+        "criteria[1].aliases[1]",
+        "'PQ' is already an alias (criteria[1].aliases[0])",
+    ),
+    (
+        "alias-on-two-criteria",
+        _edit("criteria.0.aliases", ["Q"], _edit("criteria.1.aliases", ["Q"])),
+        "criteria[1].aliases[0]",
+        "'Q' is already an alias (criteria[0].aliases[0])",
+    ),
+    (
+        "alias-blank",
+        _edit("criteria.1.aliases", [" PQ"]),
+        "criteria[1].aliases[0]",
+        "without surrounding spaces",
+    ),
+    ("variant-of-itself", _edit("variant_of", "x"), "variant_of", "variant of itself"),
+    ("variant-of-empty", _edit("variant_of", ""), "variant_of", "non-empty string"),
+    (
+        "rank-with-aliases",
+        _edit("criteria.0.aliases", ["best"], RANK_BASE),
+        "criteria[0].aliases",
+        "unknown",
+    ),
+    (
         "rank-missing-definition",
         _edit("criteria.0.definition", _DELETE, RANK_BASE),
         "criteria[0].definition",
@@ -471,3 +547,25 @@ def test_load_rubric_by_id_unknown_lists_known_ids(tmp_path):
         load_rubric_by_id("y", tmp_path)
     with pytest.raises(FileNotFoundError, match="rubrics directory not found"):
         validate_rubrics(tmp_path / "missing")
+
+
+def test_aliases_load_and_resolve(tmp_path):
+    rubric = load_rubric(_write(tmp_path, _edit("criteria.1.aliases", ["PQ", "quality"])))
+    assert rubric.criterion("PR").aliases == ("PQ", "quality")
+    assert rubric.resolve("quality").key == "PR"
+    assert rubric.resolve("XX") is None
+
+
+def test_variant_of_must_name_a_rubric_with_the_same_criteria_and_scale(tmp_path):
+    _write(tmp_path, {**BASE, "id": "base"}, "base")
+    _write(tmp_path, {**BASE, "id": "ok", "variant_of": "base"}, "ok")
+    _write(tmp_path, {**BASE, "id": "lost", "variant_of": "nowhere"}, "lost")
+    other = _edit("scale", [0, 1], {**BASE, "id": "other", "variant_of": "base"})
+    for criterion in other["criteria"]:
+        criterion["levels"] = _levels([0, 1], criterion["key"])
+    _write(tmp_path, other, "other")
+    lines = [str(p) for p in validate_rubrics(tmp_path)]
+    assert len(lines) == 2, lines
+    assert any("lost.yaml: variant_of: no valid rubric 'nowhere'" in line for line in lines)
+    assert any("other.yaml: variant_of: criteria keys and scale differ from 'base'" in line
+               for line in lines)

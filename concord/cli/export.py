@@ -17,7 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``export`` command."""
     p = sub.add_parser(
         "export", help="export the human labels of a study",
-        description="One row per current rating and per ranked image (column 'kind'). "
+        description="One row per current rating, per ranked image and per pair judgment "
+                    "(column 'kind'). "
                     "csv/jsonl/parquet write one file (stdout when -o is omitted, except "
                     "parquet); imagenhub writes <Task>/<Task>_<rater>.tsv files into a folder.")
     p.add_argument("--study", required=True, help="the study to export")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from concord.cli.common import db_for, progress_factory
 from concord.config import Settings
 from concord.services import labels, metric_scores, studies
+
+IMPORT_NICENESS = 10
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,16 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("manifest", type=Path, metavar="MANIFEST", help="study.yaml or study.json")
     p.set_defaults(func=_import)
 
-    p = sub.add_parser(
-        "import-ratings", help="import human ratings (ImagenHub TSVs or a tidy CSV)",
-        description="Import ratings into a study; a missing study is created as a "
-                    "ratings-only study (images without files). CSV columns: prompt_id, model, "
-                    "rater, criterion, value [, sample, seconds]. ImagenHub: a folder of "
-                    "<Task>/<Task>_raterN.tsv or one TSV.")
-    p.add_argument("--study", required=True, help="target study (created if missing)")
-    p.add_argument("--format", choices=["imagenhub", "csv"], required=True)
-    p.add_argument("path", type=Path, metavar="PATH", help="CSV file, TSV file or TSV folder")
-    p.set_defaults(func=_import_ratings)
+    _register_ratings(sub)
 
     p = sub.add_parser(
         "import-scores", help="import metric scores computed elsewhere",
@@ -46,6 +40,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_import_scores)
 
 
+def _register_ratings(sub: argparse._SubParsersAction) -> None:
+    """``import-ratings``: its parser."""
+    p = sub.add_parser(
+        "import-ratings", help="import human ratings (ImagenHub TSVs or a tidy CSV)",
+        description="Import ratings into a study; a missing study is created as a "
+                    "ratings-only study (images without files). CSV columns: prompt_id, model, "
+                    "rater, criterion, value [, sample, seconds, dimension]. ImagenHub: a "
+                    "folder of <Task>/<Task>_raterN.tsv or one TSV. Every row is checked "
+                    "against the study's rubric; a new study takes --rubric, --criteria, or "
+                    "else the one rubric that fits every row (see docs/cli.md).")
+    p.add_argument("--study", required=True, help="target study (created if missing)")
+    p.add_argument("--format", choices=["imagenhub", "csv"], required=True)
+    p.add_argument("--rubric", action="append", default=[], metavar="[DIMENSION=]ID",
+                   help="rubric of a new study (or of a study that has none): a file id "
+                        "from rubrics/, e.g. likert-5; DIMENSION=ID gives one dimension "
+                        "(ImagenHub task) its own rubric; repeatable")
+    p.add_argument("--criteria", action="append", default=[], metavar="KEY=SCALE",
+                   help="declare a one-off scale instead of a rubric file: likert=1..5, "
+                        "q=0,0.5,1; repeat it (or separate by spaces) for several criteria")
+    p.add_argument("path", type=Path, metavar="PATH", help="CSV file, TSV file or TSV folder")
+    p.set_defaults(func=_import_ratings)
+
+
 def _import(args: argparse.Namespace, settings: Settings) -> int:
     db = db_for(settings)
     s = studies.import_manifest(db, args.manifest, progress=progress_factory)
@@ -55,15 +72,21 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
     verb = "created" if s.created else "updated"
     print(f"study {s.study!r} {verb}: {s.models_added} models, {s.prompts_added} prompts, "
           f"{s.questions_added} questions, {s.images_added} images added"
-          f" ({s.images_unchanged} unchanged), {s.gold_added} gold")
+          f" ({s.images_unchanged} unchanged), {s.gold_added} gold"
+          + (f", {s.pairs_added} pairs" if s.pairs_added else ""))
     return 0
 
 
 def _import_ratings(args: argparse.Namespace, settings: Settings) -> int:
-    s = labels.import_ratings(db_for(settings), args.study, args.format, args.path)
+    # A batch job: raters' requests get the CPU first (a long import then takes longer).
+    if hasattr(os, "nice"):
+        os.nice(IMPORT_NICENESS)
+    criteria = [spec for arg in args.criteria for spec in arg.split()]
+    s = labels.import_ratings(db_for(settings), args.study, args.format, args.path,
+                              rubric=args.rubric, criteria=criteria)
     made = " (new ratings-only study)" if s.created_study else ""
     print(f"study {s.study!r}{made}: {s.rows} rows read, {s.added} ratings added, "
-          f"{s.changed} changed (new revision), {s.unchanged} unchanged")
+          f"{s.changed} changed (new revision), {s.unchanged} unchanged; {s.rubric}")
     return 0
 
 

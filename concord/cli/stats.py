@@ -22,7 +22,10 @@ DESCRIPTION = (
     "level, per-model item-level correlations combined over models (mean r, Fisher z, "
     "tanh of mean r), rater versus the rest, rater quality flags, the images humans and "
     "metrics disagree on most, and the benchmark scores of stored metric values "
-    "(PairComp, GenEval 2, TIIF-Bench, GNED, paraphrase consistency). Gold items count "
+    "(PairComp, GenEval 2, TIIF-Bench, GNED, paraphrase consistency), and pairwise A/B "
+    "statistics (win rates, Bradley-Terry with Davidson ties and ties-count-half, also on "
+    "pairs derived from rankings, Elo, left/right bias, agreement, metric pair accuracy). "
+    "Gold items count "
     "only for rater quality; excluded raters ('raters exclude') are left out. --json "
     "prints the whole document (docs/stats-json.md); missing statistics are null.")
 
@@ -158,9 +161,10 @@ def print_report(doc: dict) -> None:
     """Print the report's sections as aligned tables (only sections with rows)."""
     meta = doc["meta"]
     print(_summary(meta))
-    if not (doc["human"] or doc["rankings"]["models"] or doc["benchmarks"]["metric_means"]):
-        print("\nNo ratings, rankings or metric scores yet: invite raters, import ratings "
-              "(import-ratings) or score images (python -m concord score).")
+    if not (doc["human"] or doc["rankings"]["models"] or doc["benchmarks"]["metric_means"]
+            or meta.get("n_pair_judgments")):
+        print("\nNo ratings, rankings, pair judgments or metric scores yet: invite raters, "
+              "import ratings (import-ratings) or score images (python -m concord score).")
         return
     _section("Leaderboard (human scores)", _leaderboard(doc["human"]), _human)
     by_dim = doc.get("by_dimension") or {}
@@ -170,6 +174,7 @@ def print_report(doc: dict) -> None:
     _section("Agreement per model", doc["agreement"]["model"], _agreement)
     _section("Agreement per dimension and model", by_dim.get("agreement", []), _agreement)
     _print_rankings(doc["rankings"])
+    _print_pairs(doc["pairs"])
     _section(f"Human vs metric (model level: {meta['model_score']})", doc["human_vs_metric"],
              _correlation)
     _section("Per-model item-level correlation, combined over models",
@@ -196,12 +201,17 @@ def _summary(meta: dict) -> str:
     if meta["n_rankings"]:
         parts.append(f"{meta['n_rankings']} rankings of {meta['n_ranked_prompts']} prompts "
                      f"({meta['n_ranked_images']} ranked images)")
+    if meta.get("n_pair_judgments"):
+        parts.append(f"{meta['n_pair_judgments']} pair judgments")
     if meta["n_scores"]:
         parts.append(f"{meta['n_scores']} metric values ({', '.join(meta['metrics'])})")
     left_out = []
     if meta.get("n_gold_ratings") or meta.get("n_gold_rankings"):
         left_out.append(f"{meta['n_gold_ratings']} gold ratings and "
                         f"{meta['n_gold_rankings']} gold rankings (rater quality only)")
+    if meta.get("n_gold_pair_judgments"):
+        left_out.append(f"{meta['n_gold_pair_judgments']} gold pair judgments (rater quality "
+                        "only)")
     if meta.get("excluded_raters"):
         left_out.append(f"excluded raters {', '.join(meta['excluded_raters'])}")
     tail = f" Left out: {'; '.join(left_out)}." if left_out else ""
@@ -228,6 +238,35 @@ def _print_rankings(sections: dict) -> None:
     _section("Rankings: position bias", sections["position_bias"], _plain(
         ("criterion", "spearman", "spearman_p_analytic", "chi2", "chi2_p_analytic", "dof",
          "n")))
+
+
+def _bt(r: dict) -> dict:
+    return {"source": r["source"], "criterion": r["criterion"], "ties": r["tie_model"],
+            "model": r["model"], "score": _num(r["score"], 1),
+            "95% CI": "–" if r["score_ci_low"] is None else
+            f"[{r['score_ci_low']:.1f}, {r['score_ci_high']:.1f}]",
+            "nu": _num(r["nu"]), "comparisons": r["n_comparisons"]}
+
+
+def _print_pairs(sections: dict) -> None:
+    _section("Pairs: Bradley-Terry scores (mean = 1000, +400 = odds 10:1)",
+             sections["bradley_terry"], _bt)
+    _section("Pairs: win rates (ties count half)", sections["win_rates"], _plain(
+        ("criterion", "model", "win_rate", "win_rate_ci_low", "win_rate_ci_high", "n", "wins",
+         "losses", "ties", "both_bad")))
+    _section("Pairs: Elo (K = 4, mean over 100 orders)", sections["elo"], _plain(
+        ("criterion", "model", "elo", "elo_sd", "n_comparisons")))
+    _section("Pairs: left/right bias", sections["position_bias"], _plain(
+        ("criterion", "n_decisive", "left_share", "ci_low", "ci_high", "p_value",
+         "tie_share")))
+    _section("Pairs: rater agreement", sections["agreement"], _plain(
+        ("criterion", "both_bad", "alpha_nominal", "percent_agreement", "n_items",
+         "n_raters")))
+    _section("Pairs: metric pair accuracy", sections["metric_accuracy"], _plain(
+        ("source", "metric", "judge", "accuracy", "ci_low", "ci_high", "n_pairs",
+         "metric_tie_share")))
+    _section("Pairs: not computed", sections["problems"], _plain(
+        ("section", "source", "criterion", "message")))
 
 
 def _print_benchmarks(bench: dict) -> None:

@@ -11,10 +11,11 @@ from concord.errors import InputError, Problem
 from concord.importers import benchmarks, folders
 from concord.importers.images import verify_many
 from concord.importers.manifest import Manifest, load_manifest
+from concord.importers.pair_manifest import PAIR_GOLD, add_gold_pair, check_pairs
 from concord.importers.safe_load import MAX_SAMPLE, finite_number, shown, whole_number
 from concord.importers.tables import TableError, read_records
-from concord.plan import GoldSpec, ImageSpec, PromptSpec, StudyPlan
-from concord.rubrics import list_rubrics
+from concord.plan import GoldPairSpec, GoldSpec, ImageSpec, PromptSpec, StudyPlan
+from concord.rubrics import list_rubrics, load_rubric_by_id
 
 READERS: dict[str, Callable[[Manifest], folders.Layout]] = {
     "folder": folders.read_folder,
@@ -40,6 +41,7 @@ def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
         p.benchmark = p.benchmark or m.benchmark
     problems = list(layout.problems)
     problems += _check_rubric(m)
+    problems += _check_dimension_rubrics(m, layout.prompts)
     paths = [f for *_, f in layout.files]
     bar = progress(len(paths), "checking images") if progress and paths else None
     infos, bad = verify_many(m.root, paths, max_pixels=m.max_pixels, progress=bar)
@@ -54,7 +56,9 @@ def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
     ]
     models = m.models or layout.models
     problems += _select_rank_set(m, layout.prompts, models)
-    gold = _read_gold(m, layout.prompts, models, problems)
+    problems += check_pairs(m.pairs, list(models), str(m.path))
+    gold_pairs: list[GoldPairSpec] = []
+    gold = _read_gold(m, layout.prompts, models, problems, gold_pairs)
     problems += _check_practice(m, gold)
     if not layout.prompts and not problems:
         problems.append(Problem(str(m.path), "the study has no prompts", field="prompts"))
@@ -62,7 +66,7 @@ def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
         raise InputError(problems)
     return StudyPlan(name=m.name, protocol=m.protocol, rubric=m.rubric, root=str(m.root),
                      settings=m.settings(), models=list(models), prompts=layout.prompts,
-                     images=images, gold=gold)
+                     images=images, gold=gold, gold_pairs=gold_pairs)
 
 
 def _check_practice(m: Manifest, gold: list[GoldSpec]) -> list[Problem]:
@@ -97,10 +101,29 @@ def _check_rubric(m: Manifest) -> list[Problem]:
     return []
 
 
+def _check_dimension_rubrics(m: Manifest, prompts: list[PromptSpec]) -> list[Problem]:
+    """Each ``rubrics:`` entry names a dimension the study has and a rubric with a scale."""
+    known, dims = list_rubrics(), {p.dimension for p in prompts}
+    problems = []
+    for dimension, rubric in m.rubrics.items():
+        where = f"rubrics.{dimension}"
+        if rubric not in known:
+            problems.append(Problem(str(m.path), f"unknown rubric {rubric!r} (rubrics: "
+                                                 f"{', '.join(known)})", field=where))
+        elif load_rubric_by_id(rubric).is_ranking:
+            problems.append(Problem(str(m.path), f"{rubric!r} is a ranking rubric; a dimension"
+                                                 " needs one with a scale", field=where))
+        if dimension not in dims:
+            shown = ", ".join(sorted(d for d in dims if d)) or "none"
+            problems.append(Problem(str(m.path), f"no prompt has the dimension {dimension!r}"
+                                                 f" (dimensions: {shown})", field=where))
+    return problems
+
+
 def _select_rank_set(m: Manifest, prompts: list[PromptSpec], models: list[str]) -> list[Problem]:
     """Mark which prompts a ranking study shows; sampling is seeded and recorded."""
     r = m.ranking
-    if m.protocol == "score":
+    if m.protocol in ("score", "pair"):
         return []
     problems: list[Problem] = []
     if not MIN_RANK_SET <= len(models) <= MAX_RANK_SET:
@@ -140,9 +163,10 @@ RANK_GOLD = "rank"
 
 
 def _read_gold(m: Manifest, prompts: list[PromptSpec], models: list[str],
-               problems: list[Problem]) -> list[GoldSpec]:
-    """Gold rows: an expected score of one image, or (criterion ``rank``) the rank an image
-    must get in its prompt's ranking set (1 = a known best image)."""
+               problems: list[Problem], gold_pairs: list[GoldPairSpec]) -> list[GoldSpec]:
+    """Gold rows: an expected score of one image, (criterion ``rank``) the rank an image
+    must get in its prompt's ranking set (1 = a known best image), or (criterion ``pair``,
+    added to ``gold_pairs``) a pair whose better image is known."""
     if m.gold is None:
         return []
     try:
@@ -162,20 +186,31 @@ def _read_gold(m: Manifest, prompts: list[PromptSpec], models: list[str],
             bad("prompt_id", f"unknown prompt id {shown(row['prompt_id'])}")
         if row["model"] not in models:
             bad("model", f"unknown model {shown(row['model'])}")
+        if str(row["criterion"]) == PAIR_GOLD:
+            if len(problems) == before:
+                add_gold_pair(row, models, m.pairs, bad, gold_pairs)
+            continue
         sample, expected, tolerance = _gold_numbers(row, bad)
         if len(problems) > before:
             continue
         spec = _gold_spec(row, (sample, expected, tolerance), bad, m.protocol, len(models))
-        if spec is not None and spec.unit == "prompt":
-            if (spec.prompt_key, spec.expected) in ranked:
-                bad("expected", f"prompt {spec.prompt_key!r} already has a gold image for rank "
-                                f"{spec.expected:g}")
-                continue
-            ranked.add((spec.prompt_key, spec.expected))
-            by_key[spec.prompt_key].rank_set = True  # every rater must meet it
-        if spec is not None:
+        if spec is not None and _new_rank(spec, ranked, by_key, bad):
             out.append(spec)
     return out
+
+
+def _new_rank(spec: GoldSpec, ranked: set[tuple[str, float]], by_key: dict[str, PromptSpec],
+              bad: Callable[[str, str], None]) -> bool:
+    """A ranking gold's prompt becomes a ranking set; one gold image per rank and prompt."""
+    if spec.unit != "prompt":
+        return True
+    if (spec.prompt_key, spec.expected) in ranked:
+        bad("expected", f"prompt {spec.prompt_key!r} already has a gold image for rank "
+                        f"{spec.expected:g}")
+        return False
+    ranked.add((spec.prompt_key, spec.expected))
+    by_key[spec.prompt_key].rank_set = True  # every rater must meet it
+    return True
 
 
 def _gold_numbers(row: dict[str, Any], bad: Callable[[str, str], None]) -> tuple[int, float, float]:
@@ -203,7 +238,7 @@ def _gold_spec(row: dict[str, Any], numbers: tuple[int, float, float],
     """A scoring gold, or (criterion ``rank``) a ranking gold after its own checks."""
     sample, expected, tolerance = numbers
     ranking = str(row["criterion"]) == RANK_GOLD
-    if ranking and protocol == "score":
+    if ranking and protocol not in ("rank", "both"):
         bad("criterion", "a ranking gold ('rank') needs protocol rank or both")
         return None
     if ranking and not (float(expected).is_integer() and 1 <= expected <= n_models):

@@ -10,6 +10,7 @@ from concord import crowd_settings
 from concord.crowd_settings import CrowdSettings
 from concord.errors import InputError, Problem
 from concord.importers.images import DEFAULT_MAX_PIXELS
+from concord.importers.pair_manifest import PairSettings, parse_pairs
 from concord.importers.safe_load import (
     INT64_MAX,
     INT64_MIN,
@@ -30,7 +31,7 @@ LAYOUTS = ("folder", "imagenhub", "paircomp", "geneval2", "tiif", "paraphrase")
 KNOWN_KEYS = {
     "name", "description", "protocol", "rubric", "layout", "root", "prompts", "questions",
     "models", "raters_per_item", "ranking", "gold", "max_pixels", "tasks", "variants",
-    "benchmark", "seed", "lease_minutes", "quality", "crowd",
+    "benchmark", "seed", "lease_minutes", "quality", "pairs", "rubrics", "crowd",
 }
 MAX_LEASE_MINUTES = 7 * 24 * 60
 RANKING_KEYS = {"prompts_per_dimension", "prompts", "seed", "ties", "sample", "criteria"}
@@ -72,12 +73,16 @@ class Manifest:
     benchmark: str | None = None
     lease_minutes: float = DEFAULT_LEASE_MINUTES
     quality: dict[str, Any] = field(default_factory=dict)
+    pairs: PairSettings = field(default_factory=PairSettings)
+    rubrics: dict[str, str] = field(default_factory=dict)  # dimension -> its own rubric id
     crowd: CrowdSettings = field(default_factory=CrowdSettings)
 
     def settings(self) -> dict[str, Any]:
         """Study settings stored in the database."""
-        r = self.ranking
+        r, pairs = self.ranking, self.pairs.settings(self.raters_per_item)
+        per_dimension = {"rubrics": dict(self.rubrics)} if self.rubrics else {}
         return {
+            **per_dimension,
             "raters_per_item": self.raters_per_item,
             "layout": self.layout,
             "description": self.description,
@@ -85,6 +90,7 @@ class Manifest:
             "benchmark": self.benchmark,
             "lease_minutes": self.lease_minutes,
             **({"quality": self.quality} if self.quality else {}),
+            **({"pairs": pairs} if pairs else {}),
             **({"crowd": self.crowd.stored()} if self.crowd.stored() else {}),
             "ranking": {"ties": r.ties, "sample": r.sample, "seed": r.seed,
                         "prompts_per_dimension": r.prompts_per_dimension},
@@ -140,20 +146,35 @@ def _build(path: Path, d: dict[str, Any], problems: list[Problem]) -> Manifest |
     m = Manifest(path=path.resolve(), name=str(name or "").strip(), protocol=str(protocol),
                  rubric=_rubric(d, protocol, bad), layout=str(layout), root=root or base,
                  description=str(d.get("description", "")))
+    m.rubrics = _rubrics(d.get("rubrics"), bad)
     _fill_files(m, d, base, bad)
     _fill_numbers(m, d, bad)
     m.ranking = _ranking(d.get("ranking"), bad)
+    m.pairs = parse_pairs(d.get("pairs"), protocol, bad)
     return m
 
 
 def _rubric(d: dict[str, Any], protocol: Any, bad: Any) -> str | None:
     rubric = d.get("rubric")
     if rubric is None:
-        return "tiif-ranking" if protocol == "rank" else "imagenhub-text-to-image"
+        # A pair is judged on the ranking study's criteria (prompt following, quality).
+        return "tiif-ranking" if protocol in ("rank", "pair") else "imagenhub-text-to-image"
     if not isinstance(rubric, str) or not rubric:
         bad("rubric", f"expected a rubric id, got {rubric!r}")
         return None
     return rubric
+
+
+def _rubrics(value: Any, bad: Any) -> dict[str, str]:
+    """``rubrics:``: a mapping of dimension (ImagenHub task, category, ...) to rubric id."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+            isinstance(k, str) and k.strip() and isinstance(v, str) and v.strip()
+            for k, v in value.items()):
+        bad("rubrics", f"expected a mapping of dimension to rubric id, got {value!r}")
+        return {}
+    return dict(value)
 
 
 def _path(base: Path, value: Any, key: str, bad: Any, *, must_be_dir: bool = False) -> Path | None:

@@ -1,4 +1,4 @@
-"""Pieces shared by the rating and ranking services."""
+"""Pieces shared by the rating, ranking and pairwise services."""
 
 from __future__ import annotations
 
@@ -64,10 +64,19 @@ def order_key(seed: int, rater_id: int, item_id: int) -> str:
     return hashlib.sha256(f"{seed}:{rater_id}:{item_id}".encode()).hexdigest()
 
 
-def pick_next(db: Database, study: study_store.Study, rater_id: int, unit: str) -> int | None:
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """What a rater gets next, and what comes with it from the same look at the queue."""
+
+    item_id: int | None
+    following: int | None  # the item most likely served after this one (to preload)
+    progress: Progress
+
+
+def pick_next(db: Database, study: study_store.Study, rater_id: int, unit: str) -> Pick:
     """Open the rater's next item: their own open one while its lease holds (or, after it
     ran out, while its slot is still free), else the least-covered item in their own
-    shuffled order.
+    shuffled order. One look at the queue also gives the item to preload and the progress.
 
     Runs inside the caller's transaction, so concurrent raters see each other's claims.
     A rater who has not passed the study's consent and practice gets GateError; one who
@@ -75,52 +84,54 @@ def pick_next(db: Database, study: study_store.Study, rater_id: int, unit: str) 
     """
     gate.check_work(db, study, rater_id)
     if gate.quota_left(db, study, rater_id) == 0:
-        return None
+        return Pick(None, None, progress(db, study, rater_id, unit))
     cutoff = work.lease_cutoff(study.lease_minutes)
-    for current in work.open_assignments(db, study.id, rater_id, unit):
-        if current.opened_at >= cutoff:
-            return current.item_id
-        if work.slot_free(db, study.id, rater_id, unit, current.item_id, study.k,
-                          cutoff=cutoff):
-            work.claim(db, study.id, rater_id, unit, current.item_id)  # a fresh lease
-            return current.item_id
-        work.release(db, study.id, rater_id, unit, current.item_id)
-    best = _best_candidate(db, study, rater_id, unit, cutoff)
-    if best is not None:
-        work.claim(db, study.id, rater_id, unit, best)
-    return best
-
-
-def _best_candidate(db: Database, study: study_store.Study, rater_id: int, unit: str,
-                    cutoff: str) -> int | None:
-    """Least-covered item first, then the rater's own shuffled order."""
+    opened = work.open_assignments(db, study.id, rater_id, unit)
+    current, kept = _kept_open(db, study, rater_id, unit, opened, cutoff)
     seed = int(study.settings.get("seed", 0))
-    best = work.candidates(db, study.id, rater_id, unit, study.k, cutoff=cutoff, seed=seed,
-                           limit=1, practice=gate.practice_count(study))
-    return best[0].item_id if best else None
+    best = work.candidates(db, study.id, rater_id, unit, study.k_for(unit), cutoff=cutoff,
+                           seed=seed, limit=2, practice=gate.practice_count(study))
+    available = best[0].total if best else 0
+    if current is None and best:
+        current, best, available = best[0].item_id, best[1:], available - 1
+        work.claim(db, study.id, rater_id, unit, current)
+    others = [i for i in kept if i != current] + [c.item_id for c in best]
+    counts = work.status_counts(db, study.id, rater_id, unit)
+    return Pick(current, others[0] if others else None,
+                _progress(db, study, rater_id, counts, counts["open"] + available))
 
 
-def peek_next(db: Database, study: study_store.Study, rater_id: int, unit: str,
-              current: int) -> int | None:
-    """The item the rater will most likely get after ``current`` (nothing is claimed).
-
-    Used only to preload the next image; being wrong costs one wasted download.
-    """
-    others = [a.item_id for a in work.open_assignments(db, study.id, rater_id, unit)
-              if a.item_id != current]
-    cutoff = work.lease_cutoff(study.lease_minutes)
-    return others[0] if others else _best_candidate(db, study, rater_id, unit, cutoff)
+def _kept_open(db: Database, study: study_store.Study, rater_id: int, unit: str,
+               opened: list[work.Assignment], cutoff: str) -> tuple[int | None, list[int]]:
+    """The open item the rater goes on with (a lease that ran out is renewed while its
+    slot is free, else released), and the open items still theirs."""
+    kept = [a.item_id for a in opened]
+    for a in opened:
+        if a.opened_at >= cutoff:
+            return a.item_id, kept
+        if work.slot_free(db, study.id, rater_id, unit, a.item_id, study.k_for(unit),
+                          cutoff=cutoff):
+            work.claim(db, study.id, rater_id, unit, a.item_id)  # a fresh lease
+            return a.item_id, kept
+        work.release(db, study.id, rater_id, unit, a.item_id)
+        kept.remove(a.item_id)
+    return None, kept
 
 
 def progress(db: Database, study: study_store.Study, rater_id: int, unit: str) -> Progress:
     """Done, skipped and assigned (done + skipped + open + still available, at most the
     study's ``items_per_rater`` left) counts."""
     counts = work.status_counts(db, study.id, rater_id, unit)
-    available = work.count_candidates(db, study.id, rater_id, unit, study.k,
+    counts = work.status_counts(db, study.id, rater_id, unit)
+    available = work.count_candidates(db, study.id, rater_id, unit, study.k_for(unit),
                                       cutoff=work.lease_cutoff(study.lease_minutes),
                                       practice=gate.practice_count(study))
-    ahead = counts["open"] + available
-    left = gate.quota_left(db, study, rater_id)
+    return _progress(db, study, rater_id, counts, counts["open"] + available)
+
+
+def _progress(db: Database, study: study_store.Study, rater_id: int, counts: dict[str, int],
+              ahead: int) -> Progress:
+    left = gate.quota_left(db, study, rater_id)  # a crowd study's items_per_rater
     if left is not None:
         ahead = min(ahead, left)
     return Progress(counts["done"], counts["skipped"], counts["done"] + counts["skipped"] + ahead)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-from concord.services import common, gate
+from concord.services import common, gate, rubric_choice
 from concord.services.rating import check_values
 from concord.store import crowd as crowd_store
 from concord.store import items
@@ -123,7 +123,7 @@ def answer_practice(db: Database, study_name: str, rater_id: int, image_id: int,
         NotFoundError: the item is not one of the rater's open practice items.
     """
     study = common.member_study(db, study_name, rater_id)
-    clean = check_values(common.rubric(study.rubric or ""), values)
+    clean = check_values(rubric_choice.rubric_for_image(db, study, image_id), values)
     ids = store.practice_images(db, study.id, gate.practice_count(study))
     with transaction(db):
         rows = {r.image_id: r for r in store.practice_rows(db, study.id, rater_id)}

@@ -8,6 +8,7 @@ the display order the rater saw.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,7 @@ class RankSet:
     submission: str
     current: dict[int, float] = field(default_factory=dict)
     draft: RankingDraft = field(default_factory=RankingDraft)
+    progress: common.Progress | None = None
 
 
 def ranking_rubric(db: Database, study_name: str, rater_id: int) -> Rubric:
@@ -89,8 +91,11 @@ def next_set(db: Database, study_name: str, rater_id: int) -> RankSet | None:
     """The rater's open prompt or the next one; None when they are done."""
     study = common.member_study(db, study_name, rater_id)
     with transaction(db):
-        prompt_id = common.pick_next(db, study, rater_id, UNIT)
-    return None if prompt_id is None else _display(db, study, rater_id, prompt_id)
+        pick = common.pick_next(db, study, rater_id, UNIT)
+    if pick.item_id is None:
+        return None
+    return dataclasses.replace(_display(db, study, rater_id, pick.item_id),
+                               progress=pick.progress)
 
 
 def open_set(db: Database, study_name: str, rater_id: int, prompt_id: int) -> RankSet:

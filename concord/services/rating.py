@@ -14,7 +14,7 @@ from sqlite_utils import Database
 
 from concord.errors import RatingError
 from concord.rubrics import Rubric
-from concord.services import common
+from concord.services import common, rubric_choice
 from concord.store import items, work
 from concord.store import ratings as rating_store
 from concord.store.db import audit, transaction
@@ -36,6 +36,9 @@ class Item:
     current: dict[str, float] = field(default_factory=dict)
     submission: str = ""
     flags: tuple[str, ...] = ()
+    progress: common.Progress | None = None
+    preload: Path | None = None  # the image most likely shown next (sent ahead, off screen)
+    rubric: Rubric | None = None  # the rubric of this image's dimension (task)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,14 +50,13 @@ class SubmitResult:
 
 
 def study_rubric(db: Database, study_name: str, rater_id: int) -> Rubric:
-    """The rubric of a study the rater belongs to."""
-    study = common.member_study(db, study_name, rater_id)
-    if not study.rubric:
-        raise RatingError(f"study {study_name!r} has no rubric")
-    return common.rubric(study.rubric)
+    """The default rubric of a study the rater belongs to (dimensions with a rubric of
+    their own, ``rubrics:`` in the manifest, use :attr:`Item.rubric`)."""
+    return rubric_choice.rubric_for(common.member_study(db, study_name, rater_id))
 
 
-def _item(db: Database, study, image_id: int, rater_id: int) -> Item:
+def _item(db: Database, study, image_id: int, rater_id: int,
+          pick: common.Pick | None = None) -> Item:
     """The rater's view of an image; ``current`` holds their latest choices, also those an
     undo took back (so the rater sees what they had chosen)."""
     row = items.image(db, image_id)
@@ -68,15 +70,25 @@ def _item(db: Database, study, image_id: int, rater_id: int) -> Item:
         current=rating_store.last_values(db, image_id, rater_id),
         submission=common.new_submission(),
         flags=tuple(work.notes(db, study.id, rater_id, UNIT, image_id, "flag")),
+        progress=pick.progress if pick else common.progress(db, study, rater_id, UNIT),
+        preload=_file_of(db, study, pick.following) if pick else None,
+        rubric=rubric_choice.rubric_for(study, row.dimension),
     )
+
+
+def _file_of(db: Database, study, image_id: int | None) -> Path | None:
+    if image_id is None:
+        return None
+    row = items.image(db, image_id)
+    return Path(study.root or ".") / row.path if row.path else None
 
 
 def next_item(db: Database, study_name: str, rater_id: int) -> Item | None:
     """The rater's open item, or the next one to do; None when they are done."""
     study = common.member_study(db, study_name, rater_id)
     with transaction(db):
-        image_id = common.pick_next(db, study, rater_id, UNIT)
-    return None if image_id is None else _item(db, study, image_id, rater_id)
+        pick = common.pick_next(db, study, rater_id, UNIT)
+    return None if pick.item_id is None else _item(db, study, pick.item_id, rater_id, pick)
 
 
 def open_item(db: Database, study_name: str, rater_id: int, image_id: int) -> Item:
@@ -120,7 +132,7 @@ def submit(db: Database, study_name: str, rater_id: int, image_id: int,
     and this is not an edit, and stores nothing.
     """
     study = common.member_study(db, study_name, rater_id)
-    clean = check_values(common.rubric(study.rubric or ""), values)
+    clean = check_values(rubric_choice.rubric_for_image(db, study, image_id), values)
     with transaction(db):
         assignment = work.get_assignment(db, study.id, rater_id, UNIT, image_id)
         common.require(assignment is not None, f"image {image_id} was never given to you")
@@ -167,16 +179,6 @@ def undo_last(db: Database, study_name: str, rater_id: int) -> int | None:
         # The item showing now stays open; the re-opened one is newer, so it comes first.
         work.claim(db, study.id, rater_id, UNIT, image_id)
     return image_id
-
-
-def preload_path(db: Database, study_name: str, rater_id: int, current: int) -> Path | None:
-    """The file of the image most likely shown after ``current`` (for the browser to preload)."""
-    study = common.member_study(db, study_name, rater_id)
-    nxt = common.peek_next(db, study, rater_id, UNIT, current)
-    if nxt is None:
-        return None
-    row = items.image(db, nxt)
-    return Path(study.root or ".") / row.path if row.path else None
 
 
 def progress(db: Database, study_name: str, rater_id: int) -> common.Progress:

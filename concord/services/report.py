@@ -45,8 +45,8 @@ def higher_is_better(metric: str) -> bool:
 class StudyFrames:
     """The tidy frames of one study after exclusions and filters.
 
-    ``rankings``/``gold`` are None when the study has none; ``excluded`` lists the
-    excluded raters (``rater, reason, actor, excluded_at``).
+    ``rankings``/``gold``/``pairs`` are None when the study has none; ``excluded`` lists
+    the excluded raters (``rater, reason, actor, excluded_at``).
     """
 
     ratings: pd.DataFrame
@@ -55,6 +55,7 @@ class StudyFrames:
     gold: pd.DataFrame | None
     study: study_store.Study | None = None
     excluded: list[dict] = field(default_factory=list)
+    pairs: pd.DataFrame | None = None
 
 
 def data_version(db: Database) -> tuple[str, ...]:
@@ -84,7 +85,8 @@ def _check_choice(value: str | None, known: list[str], what: str, study: str) ->
 
 def load_frames(db: Database, study_name: str, *, dimension: str | None = None,
                 metric: str | None = None) -> StudyFrames:
-    """The study's ratings, rankings, metric scores and gold, without excluded raters.
+    """The study's ratings, rankings, pair judgments, metric scores and gold, without
+    excluded raters.
 
     Raises:
         NotFoundError: No such study, or a ``dimension``/``metric`` it does not have.
@@ -98,18 +100,20 @@ def load_frames(db: Database, study_name: str, *, dimension: str | None = None,
     ratings = without_excluded(frames.ratings_frame(db, study.id, categorical=True,
                                                     times=False), names)
     rankings = without_excluded(frames.rankings_frame(db, study.id), names)
+    pairs = without_excluded(frames.pairs_frame(db, study.id), names)
     scores = frames.scores_frame(db, study.id)
     gold = frames.gold_frame(db, study.id)
     if dimension is not None:
         ratings = ratings[(ratings["dimension"] == dimension).to_numpy()]
         rankings = rankings[rankings["dimension"] == dimension]
+        pairs = pairs[pairs["dimension"] == dimension]
         scores = scores[scores["dimension"] == dimension]
     if metric is not None:
         scores = scores[scores["metric"] == metric]
     return StudyFrames(ratings.reset_index(drop=True),
                        None if rankings.empty else rankings.reset_index(drop=True),
                        scores.reset_index(drop=True), None if gold.empty else gold,
-                       study, excluded)
+                       study, excluded, None if pairs.empty else pairs.reset_index(drop=True))
 
 
 def study_report(db: Database, study_name: str, *, n_boot: int = 1000, n_perm: int = 1000,
@@ -155,7 +159,8 @@ def report_of(data: StudyFrames, study_name: str, *, n_boot: int = 1000, n_perm:
     images = image_scores(data.scores)
     stats_scores = images[_SCORE_COLUMNS] if not images.empty else None
     directions = {m: higher_is_better(m) for m in data.scores["metric"].unique()}
-    doc = full_report(data.ratings, data.rankings, stats_scores, gold=data.gold,
+    doc = full_report(data.ratings, data.rankings, stats_scores, pairs=data.pairs,
+                      gold=data.gold,
                       n_boot=n_boot, n_perm=n_perm, seed=seed, higher_is_better=directions,
                       by_dimension=by_dimension, model_score=model_score,
                       derived=derived_criteria(data.study, dimensions),

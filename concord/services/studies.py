@@ -65,16 +65,17 @@ def rater_progress(db: Database, study_name: str) -> list[dict[str, Any]]:
     """Per rater and unit: done, open, skipped (the researcher's progress page)."""
     study = study_store.get_study(db, study_name)
     out = []
-    for unit in ("image", "prompt"):
+    for unit, name in (("image", "scoring"), ("prompt", "ranking"), ("pair", "pairs")):
         for row in work.coverage_summary(db, study.id, unit):
-            out.append({"unit": "scoring" if unit == "image" else "ranking", **row})
+            out.append({"unit": name, **row})
     return out
 
 
 def flags_and_skips(db: Database, study_name: str) -> list[dict[str, Any]]:
     """Every skip and flag raters left in a study, newest first: ``kind, rater, note``
-    (the reason), ``unit`` (image or prompt), ``prompt_id, prompt, model`` and
-    ``image_path`` (absolute; None for a ranking set or an image without a file)."""
+    (the reason), ``unit`` (image, prompt or pair), ``prompt_id, prompt, model`` and
+    ``image_path`` (absolute; None for a ranking set, a pair or an image without a
+    file)."""
     study = study_store.get_study(db, study_name)
     base = Path(study.root or ".")
     return [{**row, "image_path": base / row.pop("path") if row.get("path") else None}

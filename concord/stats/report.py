@@ -18,9 +18,19 @@ from concord.stats.agreement import LEVELS
 from concord.stats.derived import Derived, with_derived
 from concord.stats.human_metric import join_sources
 from concord.stats.model_level import MODEL_SCORES
+from concord.stats.pair_report import (
+    ELO_K,
+    ELO_ORDERS,
+    PAIR_SECTIONS,
+    pair_counts,
+    pair_gold_results,
+    pair_sections,
+    split_gold_pairs,
+)
 from concord.stats.quality import QualityThresholds, gold_results, split_gold
 from concord.stats.rankings import RANKING_COLUMNS
 from concord.stats.report_sections import (
+    gold_only_sections,
     human_sections,
     metric_sections,
     ranking_sections,
@@ -44,6 +54,7 @@ _LAYOUT: dict[str, str | dict[str, str]] = {
     "rater_vs_rest": {k: f"rest_{k}" for k in ("per_model", "pooled", "combined")},
     "raters": {k: f"raters_{k}" for k in ("quality", "flags", "times", "too_fast", "gold")},
     "disagreements": "disagreements",
+    "pairs": {k: f"pairs_{k}" for k in PAIR_SECTIONS},
 }
 
 
@@ -65,6 +76,7 @@ def full_report(
     rankings: pd.DataFrame | None = None,
     scores: pd.DataFrame | None = None,
     *,
+    pairs: pd.DataFrame | None = None,
     gold: pd.DataFrame | None = None,
     n_boot: int = 1000,
     n_perm: int = 1000,
@@ -84,6 +96,7 @@ def full_report(
         ratings: Ratings frame (``prompt_id, model, rater, criterion, value``; may be empty).
         rankings: Rankings frame, or None.
         scores: Metric scores frame, or None.
+        pairs: Pairs frame (pairwise judgments; ``gold_model`` marks gold pairs), or None.
         gold: Gold expectations (``image_id, unit, criterion, expected, tolerance``), or
             None. Gold ratings and rankings count only for rater quality.
         n_boot: Bootstrap resamples (prompt level) for every CI.
@@ -122,9 +135,10 @@ def full_report(
     ratings, rankings, scores = (_categorical(f) for f in (ratings, rankings, scores))
     parts: dict[str, list[pd.DataFrame]] = {}
     counts: list[dict] = []
-    for study in _studies(ratings, rankings, scores):
+    for study in _studies(ratings, rankings, scores, pairs):
         sections, used = _study_sections(_of(ratings, study), _of(rankings, study),
-                                         _of(scores, study), _of(gold, study), **settings)
+                                         _of(scores, study), _of(gold, study),
+                                         _of(pairs, study), **settings)
         counts.append(used)
         for key, frame in sections.items():
             if frame is not None and not frame.empty:
@@ -149,8 +163,8 @@ def _categorical(frame: pd.DataFrame | None) -> pd.DataFrame | None:
     return frame.assign(**cols) if cols else frame
 
 
-def _study_sections(ratings, rankings, scores, gold, *, n_boot, n_perm, seed, ci, derived,
-                    levels, higher_is_better, by_dimension, model_score, quality,
+def _study_sections(ratings, rankings, scores, gold, pairs, *, n_boot, n_perm, seed, ci,
+                    derived, levels, higher_is_better, by_dimension, model_score, quality,
                     n_disagreements) -> tuple[dict[str, pd.DataFrame | None], dict]:
     has_value = ratings["value"].notna().to_numpy()
     valued = ratings if has_value.all() else ratings[has_value]
@@ -171,13 +185,25 @@ def _study_sections(ratings, rankings, scores, gold, *, n_boot, n_perm, seed, ci
                              model_score=model_score, n_disagreements=n_disagreements,
                              higher_is_better=higher_is_better)
     out.update(metric)
-    gold_table = gold_results(split.gold_ratings, split.gold_rankings, gold)
+    data_pairs, gold_pairs = split_gold_pairs(pairs)
+    out.update(pair_sections(data_pairs, clean_ranked, scores, n_boot=n_boot, seed=seed,
+                             ci=ci, higher_is_better=higher_is_better))
+    gold_table = _concat(gold_results(split.gold_ratings, split.gold_rankings, gold),
+                         pair_gold_results(gold_pairs))
     if not valued.empty or ranked is not None:
         out.update(rater_sections(valued, ranked, joined, gold_table, quality, metric))
+    elif not gold_table.empty:
+        out.update(gold_only_sections(gold_table, quality))
     used = {"ratings": split.ratings, "rankings": clean_ranked,
             "gold_ratings": len(split.gold_ratings),
-            "gold_rankings": _n_rankings(split.gold_rankings)}
+            "gold_rankings": _n_rankings(split.gold_rankings),
+            "pairs": pair_counts(data_pairs), "gold_pairs": len(gold_pairs)}
     return out, used
+
+
+def _concat(*frames: pd.DataFrame) -> pd.DataFrame:
+    parts = [f for f in frames if not f.empty]
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else (parts or [frames[0]])[0]
 
 
 def _n_rankings(rankings: pd.DataFrame | None) -> int:
@@ -192,9 +218,9 @@ def _meta(ratings, rankings, scores, counts: list[dict], settings: dict) -> dict
     rated = [c["ratings"] for c in counts]
     ranked = [c["rankings"] for c in counts if c["rankings"] is not None]
 
-    def distinct(frames, col):
-        return set().union(*(distinct_text(f[col]) for f in frames
-                             if f is not None and col in f))
+    def distinct(frames, col, pair_key):
+        return set().union(*(distinct_text(f[col]) for f in frames if f is not None and col in f),
+                           *(c["pairs"][pair_key] for c in counts))
 
     return jsonable({
         "schema_version": SCHEMA_VERSION,
@@ -205,12 +231,16 @@ def _meta(ratings, rankings, scores, counts: list[dict], settings: dict) -> dict
         "n_ranked_prompts": sum(int(f["prompt_id"].nunique()) for f in ranked),
         "n_gold_rankings": sum(c["gold_rankings"] for c in counts),
         "n_scores": 0 if scores is None else len(scores),
-        "n_raters": len(distinct([*rated, *ranked], "rater")),
-        "n_models": len(distinct([*rated, *ranked], "model")),
-        "n_prompts": len(distinct([*rated, *ranked], "prompt_id")),
+        "n_pair_judgments": sum(c["pairs"]["n"] for c in counts),
+        "n_gold_pair_judgments": sum(c["gold_pairs"] for c in counts),
+        "n_raters": len(distinct([*rated, *ranked], "rater", "raters")),
+        "n_models": len(distinct([*rated, *ranked], "model", "models")),
+        "n_prompts": len(distinct([*rated, *ranked], "prompt_id", "prompts")),
         "metrics": [] if scores is None else sorted(distinct_text(scores["metric"])),
-        "criteria": sorted(distinct(rated, "criterion")),
-        "ranking_criteria": sorted(distinct(ranked, "criterion")),
+        "criteria": sorted(set().union(*(distinct_text(f["criterion"]) for f in rated))),
+        "ranking_criteria": sorted(set().union(*(distinct_text(f["criterion"])
+                                                 for f in ranked))),
+        "pairs": {"both_bad": "tie", "elo_k": ELO_K, "elo_orders": ELO_ORDERS},
         "derived": [{"name": d.name, "method": d.method, "criteria": list(d.criteria),
                      "dimensions": None if d.dimensions is None else list(d.dimensions)}
                     for d in settings["derived"]],

@@ -108,6 +108,20 @@ def rater_sections(all_ratings: pd.DataFrame, all_rankings: pd.DataFrame | None,
     return out
 
 
+def gold_only_sections(gold_table: pd.DataFrame,
+                       thresholds: QualityThresholds) -> dict[str, pd.DataFrame]:
+    """Rater quality of a study with gold answers but no ratings or rankings (a pairwise
+    study): gold accuracy, its flags, and the quality table of gold columns."""
+    none = pd.DataFrame(columns=["rater", "unit", "criterion", "n", "modal_share",
+                                 "display_order_share", "modal_value"])
+    times = pd.DataFrame(columns=["rater", "unit", "n_items", "n_timed", "n_too_fast",
+                                  "too_fast_share"])
+    return {"raters_gold": gold_table,
+            "raters_flags": quality_flags(none, times, gold_table, thresholds),
+            "raters_quality": _quality_table(none[["rater", "unit", "criterion"]],
+                                             pd.DataFrame(), gold_table)}
+
+
 def _quality_table(signals: pd.DataFrame, pooled: pd.DataFrame,
                    gold: pd.DataFrame) -> pd.DataFrame:
     """Signals + pooled rater-vs-rest correlations + gold accuracy per rater × criterion."""

@@ -2,6 +2,7 @@
 
 Modules: ``db`` (open, transaction), ``migrations`` (schema), ``studies`` (import targets),
 ``raters``, ``work`` (assignments, skips, flags), ``ratings`` (ratings and rankings),
+``pairs`` (pairs and pairwise judgments),
 ``items`` (display reads), ``scores`` (metric scores), ``frames`` (tidy DataFrames).
 """
 

@@ -8,6 +8,7 @@ import json
 import sqlite3
 import stat
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,15 @@ from sqlite_utils import Database
 from concord.store import guard
 from concord.store.migrations import migrations
 
-# A rater's submit waits for a concurrent writer instead of failing at once.
+# A write waits this long for SQLite's single write lock before it fails with "database
+# is locked" (statements outside ``transaction()`` get the same timeout from SQLite).
 BUSY_TIMEOUT_MS = 30_000
+# ``transaction()`` retries BEGIN IMMEDIATE itself, every 0.5 ms growing to 4 ms, instead of
+# leaving the wait to SQLite's busy handler, whose sleeps grow to 100 ms: a long import
+# frees the lock for ~20 ms between its chunks (concord/store/import_writes.py) and a
+# 100 ms sleeper would miss most of those gaps (raters then waited 30 s and more).
+RETRY_FIRST_S, RETRY_MAX_S = 0.0005, 0.004
+_SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 # SQLite has one writer at a time; its busy handler retries by sleeping, which starves
 # some threads when many write back to back. Queueing this process's writers on a lock
 # first makes them take turns (the busy timeout still covers other processes).
@@ -90,13 +98,49 @@ def transaction(db: Database) -> Iterator[Database]:
             yield db
         return
     with _WRITE_LOCK:
-        db.conn.execute("BEGIN IMMEDIATE")
+        _begin_immediate(db.conn)
         try:
             yield db
         except BaseException:
             db.conn.rollback()
             raise
         db.conn.execute("COMMIT")
+
+
+_LAST = threading.local()  # how many times this thread's last BEGIN found the lock taken
+
+
+def last_begin_retries() -> int:
+    """How often this thread's latest ``transaction()`` found another writer holding the
+    lock (0: it was free). Long imports use it to give way to raters."""
+    return getattr(_LAST, "retries", 0)
+
+
+def _begin_immediate(conn: sqlite3.Connection) -> None:
+    """BEGIN IMMEDIATE, retried every few ms until :data:`BUSY_TIMEOUT_MS` has passed."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay, _LAST.retries = RETRY_FIRST_S, 0
+    conn.execute("PRAGMA busy_timeout = 0")  # each attempt answers at once; we pace them
+    try:
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc) or time.monotonic() >= deadline:
+                    raise
+            _LAST.retries += 1
+            time.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX_S)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        return "locked" in str(exc) or "busy" in str(exc)
+    return code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED)
 
 
 def now() -> str:

@@ -22,7 +22,9 @@ SELECT COUNT(*), group_concat(image_id), group_concat(rater_id), group_concat(re
        group_concat(ifnull(seconds, 'nan'))
 """
 _TIME_COLUMN = ", group_concat(created_at, char(31))"
-_RATING_CHUNK_WHERE = " FROM ratings WHERE study_id = ? AND id >= ? AND id < ?"
+# Rows of a pending import batch are not there yet (concord/store/batches.py).
+_RATING_CHUNK_WHERE = (" FROM ratings WHERE study_id = ? AND id >= ? AND id < ? AND (batch IS NULL"
+                       " OR batch NOT IN (SELECT id FROM import_batches WHERE state = 'pending'))")
 _CHUNK_IDS = 2_000_000
 _DISTINCT_VALUES_SQL = (
     "SELECT DISTINCT value FROM ratings WHERE study_id = ? AND value IS NOT NULL")
@@ -50,6 +52,28 @@ JOIN raters r ON r.id = k.rater_id
 JOIN studies s ON s.id = k.study_id
 WHERE k.study_id = ?
 ORDER BY p.position, r.name, k.criterion, ri.rank, ri.position
+"""
+
+# Left/right are the places the rater saw; gold_model is the known better model of a gold
+# pair (NULL for an ordinary pair).
+_PAIRS_SQL = """
+SELECT s.name AS study, p.key AS prompt_id, p.text AS prompt, r.name AS rater, j.criterion,
+       ml.name AS left_model, mr.name AS right_model, j.outcome, il.sample,
+       j.left_image AS left_image_id, j.right_image AS right_image_id, p.dimension,
+       j.seconds, j.created_at, j.pair_id, mg.name AS gold_model
+FROM current_pair_judgments j
+JOIN pairs pr ON pr.id = j.pair_id
+JOIN prompts p ON p.id = pr.prompt_id
+JOIN images il ON il.id = j.left_image
+JOIN models ml ON ml.id = il.model_id
+JOIN images ir ON ir.id = j.right_image
+JOIN models mr ON mr.id = ir.model_id
+JOIN raters r ON r.id = j.rater_id
+JOIN studies s ON s.id = j.study_id
+LEFT JOIN images ig ON ig.id = pr.better
+LEFT JOIN models mg ON mg.id = ig.model_id
+WHERE j.study_id = ?
+ORDER BY p.position, r.name, j.pair_id, j.criterion
 """
 
 _SCORES_SQL = """
@@ -231,6 +255,17 @@ def rankings_frame(db: Database, study_id: int) -> pd.DataFrame:
     return pd.read_sql_query(_RANKINGS_SQL, db.conn, params=[study_id])
 
 
+def pairs_frame(db: Database, study_id: int) -> pd.DataFrame:
+    """One row per current pairwise judgment: the Pairs frame of ``docs/data-model.md``
+    (``study, prompt_id, rater, criterion, left_model, right_model, outcome,
+    left_image_id, right_image_id, dimension, seconds``) plus ``prompt, sample,
+    created_at, pair_id`` and ``gold_model`` (the known better model of a gold pair, else
+    None)."""
+    df = pd.read_sql_query(_PAIRS_SQL, db.conn, params=[study_id])
+    df["seconds"] = df["seconds"].astype(float)
+    return df
+
+
 def scores_frame(db: Database, study_id: int) -> pd.DataFrame:
     """One row per stored metric score, with prompt and question metadata."""
     df = pd.read_sql_query(_SCORES_SQL, db.conn, params=[study_id])
@@ -250,12 +285,14 @@ def gold_frame(db: Database, study_id: int) -> pd.DataFrame:
 
 
 def data_version(db: Database) -> tuple[str, ...]:
-    """A cheap fingerprint that changes whenever ratings, rankings or scores change.
+    """A cheap fingerprint that changes whenever ratings, rankings, pair judgments or scores
+    change.
 
     Used as a cache key by the dashboard ("numbers are cached per database change").
     """
     row = db.execute(
         "SELECT (SELECT COALESCE(MAX(id), 0) FROM ratings), (SELECT COALESCE(MAX(id), 0)"
         " FROM rankings), (SELECT COUNT(*) FROM metric_scores), (SELECT MAX(created_at)"
-        " FROM metric_scores), (SELECT COALESCE(MAX(id), 0) FROM audit_log)").fetchone()
+        " FROM metric_scores), (SELECT COALESCE(MAX(id), 0) FROM audit_log),"
+        " (SELECT COALESCE(MAX(id), 0) FROM pair_judgments)").fetchone()
     return tuple(str(x) for x in row)

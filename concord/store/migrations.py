@@ -414,6 +414,64 @@ def m103_geneval2_tifa_name(db: Database) -> None:
 
 
 
+# Migrations of the pairwise A/B branch are numbered from 601.
+@migrations(transactional=False)
+def m601_pairs(db: Database) -> None:
+    """The pairwise A/B protocol: protocol ``pair`` and unit ``pair`` (both tables rebuilt
+    with foreign keys off), scheduled ``pairs`` (gold: ``better``) and append-only
+    ``pair_judgments`` with the left/right placement shown (concord.store.schema_pairs)."""
+    from concord.store.schema_pairs import apply_pairs
+
+    apply_pairs(db, _run_script)
+
+
+# Migrations of the import branch are numbered from 301.
+# Large ratings imports are written in short transactions as *pending* rows (``batch`` set to
+# a pending import batch) that no reader sees; one quick publish step flips the batch.
+# Readers therefore skip rows of pending batches; a new study created by a pending batch is
+# hidden by name lookups too (concord/store/studies.py).
+_IMPORT_BATCHES = """
+CREATE TABLE import_batches (
+    id INTEGER PRIMARY KEY,
+    study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'published')),
+    new_study INTEGER NOT NULL DEFAULT 0,
+    source TEXT NOT NULL DEFAULT '',
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    heartbeat TEXT NOT NULL,
+    finished_at TEXT
+);
+CREATE INDEX import_batches_pending ON import_batches(state, study_id);
+CREATE TABLE import_batch_items (
+    batch_id INTEGER NOT NULL REFERENCES import_batches(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL CHECK (kind IN ('model', 'prompt', 'image', 'rater')),
+    item_id INTEGER NOT NULL
+);
+CREATE INDEX import_batch_items_batch ON import_batch_items(batch_id, kind);
+ALTER TABLE ratings ADD COLUMN batch INTEGER;
+CREATE INDEX ratings_batch ON ratings(batch) WHERE batch IS NOT NULL;
+DROP VIEW current_ratings;
+CREATE VIEW current_ratings AS
+SELECT r.* FROM ratings r
+WHERE r.value IS NOT NULL
+AND (r.batch IS NULL OR r.batch NOT IN (SELECT id FROM import_batches WHERE state = 'pending'))
+AND NOT EXISTS (
+    SELECT 1 FROM ratings x WHERE x.image_id = r.image_id AND x.rater_id = r.rater_id
+    AND x.criterion = r.criterion AND x.revision > r.revision
+    AND (x.batch IS NULL
+         OR x.batch NOT IN (SELECT id FROM import_batches WHERE state = 'pending'))
+)
+"""
+
+
+@migrations()
+def m301_import_batches(db: Database) -> None:
+    """Pending import batches: ratings imported in chunks stay invisible until published."""
+    _run_script(db, _IMPORT_BATCHES)
+
+
 # Migrations of the crowd branch are numbered from 701 so they never clash with others.
 _CROWD = """
 CREATE TABLE crowd_links (

@@ -7,10 +7,11 @@ idempotent: the same submission posted twice stores one revision.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from sqlite_utils import Database
 
+from concord.store.batches import visible
 from concord.store.db import dumps, now
 
 
@@ -34,9 +35,10 @@ def last_values(db: Database, image_id: int, rater_id: int) -> dict[str, float]:
         r[0]: r[1]
         for r in db.execute(
             "SELECT r.criterion, r.value FROM ratings r WHERE r.image_id = ? AND r.rater_id = ?"
-            " AND r.value IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ratings x WHERE"
-            " x.image_id = r.image_id AND x.rater_id = r.rater_id AND x.criterion = r.criterion"
-            " AND x.value IS NOT NULL AND x.revision > r.revision)", [image_id, rater_id],
+            f" AND r.value IS NOT NULL AND {visible('r')} AND NOT EXISTS (SELECT 1 FROM"
+            " ratings x WHERE x.image_id = r.image_id AND x.rater_id = r.rater_id"
+            " AND x.criterion = r.criterion AND x.value IS NOT NULL AND x.revision > r.revision"
+            f" AND {visible('x')})", [image_id, rater_id],
         ).fetchall()
     }
 
@@ -63,10 +65,12 @@ def insert_rating(db: Database, study_id: int, image_id: int, rater_id: int,
             "SELECT COALESCE(MAX(revision), 0) + 1 FROM ratings WHERE image_id = ? AND"
             " rater_id = ? AND criterion = ?", [image_id, rater_id, criterion],
         ).fetchone()[0]
+        # Only a replayed submission is ignored; any other conflict (a revision taken by a
+        # concurrent writer) must fail loudly rather than drop this rating.
         cur = db.execute(
-            "INSERT OR IGNORE INTO ratings (study_id, image_id, rater_id, criterion, value,"
+            "INSERT INTO ratings (study_id, image_id, rater_id, criterion, value,"
             " revision, submission, action, seconds, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (submission, criterion) DO NOTHING",
             [study_id, image_id, rater_id, criterion, value, rev, submission, action, seconds,
              stamp],
         )
@@ -79,8 +83,8 @@ def last_new_rating(db: Database, study_id: int, rater_id: int) -> tuple[int, st
     row = db.execute(
         "SELECT r.image_id, r.submission FROM ratings r WHERE r.study_id = ? AND r.rater_id = ?"
         " AND r.action = 'rate' AND r.revision = (SELECT MAX(revision) FROM ratings x WHERE"
-        " x.image_id = r.image_id AND x.rater_id = r.rater_id AND x.criterion = r.criterion)"
-        " ORDER BY r.id DESC LIMIT 1", [study_id, rater_id],
+        " x.image_id = r.image_id AND x.rater_id = r.rater_id AND x.criterion = r.criterion"
+        f" AND {visible('x')}) ORDER BY r.id DESC LIMIT 1", [study_id, rater_id],
     ).fetchone()
     return (row[0], row[1]) if row else None
 
@@ -91,7 +95,8 @@ def rating_history(db: Database, study_id: int, rater_id: int) -> list[dict]:
         "SELECT r.image_id, i.public_id, p.key AS prompt_id, p.text AS prompt, r.criterion,"
         " r.value, r.revision, r.action, r.created_at FROM ratings r"
         " JOIN images i ON i.id = r.image_id JOIN prompts p ON p.id = i.prompt_id"
-        " WHERE r.study_id = ? AND r.rater_id = ? ORDER BY r.id DESC", [study_id, rater_id]))
+        f" WHERE r.study_id = ? AND r.rater_id = ? AND {visible('r')} ORDER BY r.id DESC",
+        [study_id, rater_id]))
 
 
 def rated_images(db: Database, study_id: int, rater_id: int) -> list[dict]:
@@ -103,23 +108,6 @@ def rated_images(db: Database, study_id: int, rater_id: int) -> list[dict]:
         " JOIN prompts p ON p.id = i.prompt_id WHERE c.study_id = ? AND c.rater_id = ?"
         " GROUP BY c.image_id ORDER BY at DESC", [study_id, rater_id])
     return [{**r, "vals": json.loads(r["vals"])} for r in rows]
-
-
-def bulk_import_ratings(db: Database, rows: Iterable[tuple]) -> int:
-    """Insert imported ratings (study, image, rater, criterion, value, submission, seconds).
-
-    Each row becomes the next revision of its (image, rater, criterion); a row whose
-    submission id is already stored is ignored.
-    """
-    stamp = now()
-    cur = db.conn.executemany(
-        "INSERT OR IGNORE INTO ratings (study_id, image_id, rater_id, criterion, value,"
-        " revision, submission, action, seconds, created_at)"
-        " SELECT ?1, ?2, ?3, ?4, ?5, COALESCE(MAX(revision), 0) + 1, ?6, 'import', ?7, ?8"
-        " FROM ratings WHERE image_id = ?2 AND rater_id = ?3 AND criterion = ?4",
-        [(*r[:7], stamp) for r in rows],
-    )
-    return cur.rowcount
 
 
 def current_ranking(db: Database, prompt_id: int, rater_id: int, criterion: str) -> dict | None:
@@ -147,9 +135,9 @@ def insert_ranking(db: Database, study_id: int, prompt_id: int, rater_id: int, c
         " rater_id = ? AND criterion = ?", [prompt_id, rater_id, criterion],
     ).fetchone()[0]
     cur = db.execute(
-        "INSERT OR IGNORE INTO rankings (study_id, prompt_id, rater_id, criterion, revision,"
+        "INSERT INTO rankings (study_id, prompt_id, rater_id, criterion, revision,"
         " submission, action, retracted, display_order, seconds, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (submission) DO NOTHING",
         [study_id, prompt_id, rater_id, criterion, rev, submission, action, int(not ranks),
          dumps(display_order), seconds, now()],
     )
@@ -181,14 +169,17 @@ def ranking_history(db: Database, study_id: int, rater_id: int) -> list[dict]:
         " WHERE k.study_id = ? AND k.rater_id = ? ORDER BY k.id DESC", [study_id, rater_id]))
 
 
-def current_rating_keys(db: Database) -> list[tuple[int, int, str]]:
-    """(image, rater, criterion) of every current rating, one row each (duplicates kept)."""
+def current_rating_keys(db: Database, study_id: int | None = None) -> list[tuple[int, int, str]]:
+    """(image, rater, criterion) of every current rating (of one study, or all), one row
+    each (duplicates kept)."""
+    where, args = ("WHERE study_id = ?", [study_id]) if study_id is not None else ("", [])
     return [tuple(r) for r in db.execute(
-        "SELECT image_id, rater_id, criterion FROM current_ratings").fetchall()]
+        f"SELECT image_id, rater_id, criterion FROM current_ratings {where}", args).fetchall()]
 
 
-def max_raters_per_image(db: Database) -> int:
+def max_raters_per_image(db: Database, study_id: int | None = None) -> int:
     """The largest number of distinct raters with a current rating on one image."""
+    where, args = ("WHERE study_id = ?", [study_id]) if study_id is not None else ("", [])
     row = db.execute("SELECT MAX(n) FROM (SELECT COUNT(DISTINCT rater_id) AS n FROM"
-                     " current_ratings GROUP BY image_id)").fetchone()
+                     f" current_ratings {where} GROUP BY image_id)", args).fetchone()
     return int(row[0] or 0)

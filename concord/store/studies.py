@@ -9,8 +9,10 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from concord.errors import InputError, NotFoundError, Problem
+from concord.errors import ConcordError, InputError, NotFoundError, Problem
 from concord.plan import DEFAULT_LEASE_MINUTES, ImportSummary, PromptSpec, StudyPlan
+from concord.store import pairs as pair_store
+from concord.store.batches import HIDDEN_STUDY_IDS
 from concord.store.db import audit, dumps, loads, now, transaction
 
 
@@ -31,25 +33,34 @@ class Study:
         return int(self.settings.get("raters_per_item", 3))
 
     @property
+    def has_pairs(self) -> bool:
+        """Whether raters judge pairs (protocol ``pair``, or a ``pairs`` section)."""
+        return self.protocol == "pair" or bool(self.settings.get("pairs"))
+
+    def k_for(self, unit: str) -> int:
+        """Raters wanted per item of a unit (``pairs.raters_per_pair`` for pairs)."""
+        if unit == "pair":
+            return int(self.settings.get("pairs", {}).get("raters_per_pair", self.k))
+        return self.k
+
+    @property
     def lease_minutes(self) -> float:
         """How long an opened item stays reserved for the rater who opened it."""
         return float(self.settings.get("lease_minutes", DEFAULT_LEASE_MINUTES))
 
 
+# A study that a still pending ratings import is creating does not exist yet for anyone.
+_SHOWN = f"id NOT IN ({HIDDEN_STUDY_IDS})"
+
+
 def _study_from_row(row: dict[str, Any]) -> Study:
-    return Study(
-        id=row["id"],
-        name=row["name"],
-        protocol=row["protocol"],
-        rubric=row["rubric"],
-        root=row["root"],
-        settings=loads(row["settings"], {}),
-    )
+    return Study(id=row["id"], name=row["name"], protocol=row["protocol"], rubric=row["rubric"],
+                 root=row["root"], settings=loads(row["settings"], {}))
 
 
 def get_study(db: Database, name: str) -> Study:
     """The study called ``name``; NotFoundError lists the studies there are."""
-    rows = list(db.query("SELECT * FROM studies WHERE name = ?", [name]))
+    rows = list(db.query(f"SELECT * FROM studies WHERE name = ? AND {_SHOWN}", [name]))
     if not rows:
         known = ", ".join(list_study_names(db)) or "none"
         raise NotFoundError(f"no study named {name!r} (studies: {known})")
@@ -66,12 +77,13 @@ def get_study_by_id(db: Database, study_id: int) -> Study:
 
 def list_study_names(db: Database) -> list[str]:
     """Names of all studies, oldest first."""
-    return [r["name"] for r in db.query("SELECT name FROM studies ORDER BY id")]
+    return [r["name"] for r in db.query(f"SELECT name FROM studies WHERE {_SHOWN} ORDER BY id")]
 
 
 def list_studies(db: Database) -> list[Study]:
     """All studies, oldest first."""
-    return [_study_from_row(r) for r in db.query("SELECT * FROM studies ORDER BY id")]
+    return [_study_from_row(r) for r in db.query(f"SELECT * FROM studies WHERE {_SHOWN}"
+                                                 " ORDER BY id")]
 
 
 def study_counts(db: Database, study_id: int) -> dict[str, int]:
@@ -82,6 +94,7 @@ def study_counts(db: Database, study_id: int) -> dict[str, int]:
         "images": "SELECT COUNT(*) FROM images WHERE study_id = ?",
         "ratings": "SELECT COUNT(*) FROM current_ratings WHERE study_id = ?",
         "rankings": "SELECT COUNT(*) FROM current_rankings WHERE study_id = ?",
+        "pair_judgments": "SELECT COUNT(*) FROM current_pair_judgments WHERE study_id = ?",
         "metric_scores": "SELECT COUNT(*) FROM metric_scores WHERE study_id = ?",
     }
     return {k: db.execute(q, [study_id]).fetchone()[0] for k, q in sql.items()}
@@ -111,6 +124,7 @@ def apply_plan(db: Database, plan: StudyPlan, *, actor: str = "cli") -> ImportSu
         prompt_ids = _ensure_prompts(db, study_id, plan.prompts, summary)
         _ensure_images(db, study_id, plan, prompt_ids, model_ids, summary)
         _ensure_gold(db, study_id, plan, summary)
+        pair_store.ensure_pairs(db, study_id, plan, summary)
         if summary.changed:
             audit(db, actor, "import", plan.name, **_summary_detail(summary))
     return summary
@@ -123,11 +137,16 @@ def _summary_detail(summary: ImportSummary) -> dict[str, Any]:
         "images": summary.images_added,
         "questions": summary.questions_added,
         "gold": summary.gold_added,
+        "pairs": summary.pairs_added,
     }
 
 
 def _ensure_study(db: Database, plan: StudyPlan) -> tuple[int, bool]:
     rows = list(db.query("SELECT * FROM studies WHERE name = ?", [plan.name]))
+    if rows and not list(db.query(f"SELECT 1 FROM studies WHERE id = ? AND {_SHOWN}",
+                                  [rows[0]["id"]])):
+        raise ConcordError(f"study {plan.name!r} is being created by a ratings import right "
+                           "now (or one was killed: the next import-ratings removes it)")
     if not rows:
         cur = db.execute(
             "INSERT INTO studies (name, protocol, rubric, root, settings, created_at)"
@@ -165,16 +184,8 @@ def _ensure_models(
     return existing
 
 
-_PROMPT_FIELDS = (
-    "text",
-    "benchmark",
-    "dimension",
-    "atom_count",
-    "paraphrase_group",
-    "variant",
-    "source_image",
-    "instruction",
-)
+_PROMPT_FIELDS = ("text", "benchmark", "dimension", "atom_count", "paraphrase_group", "variant",
+                  "source_image", "instruction")
 
 
 def _prompt_row(study_id: int, p: PromptSpec, position: int) -> list[Any]:

@@ -1,6 +1,7 @@
 """Assignments (what a rater is working on), skips and flags.
 
-A unit is an ``image`` (scoring) or a ``prompt`` (ranking). An assignment is opened
+A unit is an ``image`` (scoring), a ``prompt`` (ranking) or a ``pair`` (pairwise A/B,
+item = a row of ``pairs``). An assignment is opened
 when an item is served and closed as ``done`` or ``skipped``; its ``opened_at`` is the
 server-side start of the time on item.
 """
@@ -33,6 +34,7 @@ class Candidate:
     item_id: int
     coverage: int
     gold: bool
+    total: int = 0  # how many candidates there were in all (this one included)
 
 
 def open_assignments(db: Database, study_id: int, rater_id: int,
@@ -54,24 +56,30 @@ def get_assignment(db: Database, study_id: int, rater_id: int, unit: str,
     return Assignment(*row) if row else None
 
 
-# Each rater sees items in the order of a keyed hash of (study seed, rater, item): an
-# independent shuffle per rater. (A linear congruential permutation, used before, kept
-# runs of one model's images together because item ids are consecutive per model.) The
-# hash runs inside SQLite as a function registered on the connection, so the next item is
-# found with ORDER BY ... LIMIT.
-_ORDER_FUNCTION = "concord_order"
+# Each rater sees items in their own pseudo-random order: a keyed cubic polynomial of the
+# item id modulo the prime P, with coefficients and shift drawn (BLAKE2b) from the study
+# seed and the rater. A linear congruential permutation, used before, kept runs of one
+# model's images together (item ids are consecutive per model); a cubic does not (tests:
+# consecutive items from one model as often as chance, for every rater). It is computed
+# inside SQLite (every product stays below 2**62, SQLite integers are 64-bit), so the next
+# item is found with ORDER BY ... LIMIT at C speed; equal values (rare) go by item id.
+_P = 2_147_483_647
+_ORDER_SQL = ("((((:oa * ((it.item_id + :ok) % :op) + :ob) % :op) * ((it.item_id + :ok) % :op)"
+              " + :oc) % :op) * ((it.item_id + :ok) % :op) % :op, it.item_id")
 
 
-def order_value(seed: int, rater_id: int, item_id: int) -> int:
-    """The rater's pseudo-random position of an item (smaller comes first), 63 bits."""
-    key = f"{seed}:{rater_id}".encode()
-    digest = hashlib.blake2b(str(item_id).encode(), key=key[:64], digest_size=8).digest()
-    return int.from_bytes(digest, "big") >> 1
+def order_params(seed: int, rater_id: int) -> dict[str, int]:
+    """The rater's coefficients (``oa, ob, oc``), shift (``ok``) and prime (``op``)."""
+    digest = hashlib.blake2b(f"{seed}:{rater_id}".encode(), digest_size=16).digest()
+    a, b, c, k = (1 + int.from_bytes(digest[i:i + 4], "big") % (_P - 1) for i in (0, 4, 8, 12))
+    return {"oa": a, "ob": b, "oc": c, "ok": k, "op": _P}
 
 
-def _register_order(db: Database) -> None:
-    # Idempotent and cheap (a pointer swap in sqlite3); done per query so any connection works.
-    db.conn.create_function(_ORDER_FUNCTION, 3, order_value, deterministic=True)
+def order_value(seed: int, rater_id: int, item_id: int) -> tuple[int, int]:
+    """The rater's sort key of an item (smaller comes first); the same as the SQL."""
+    o = order_params(seed, rater_id)
+    x = (item_id + o["ok"]) % _P
+    return (((o["oa"] * x + o["ob"]) % _P * x + o["oc"]) % _P * x % _P, item_id)
 
 
 def lease_cutoff(minutes: float) -> str:
@@ -94,8 +102,11 @@ def _candidate_sql(unit: str, select: str, tail: str) -> str:
                  " FROM prompts p WHERE p.study_id = :study"
                  " AND p.rank_set = 1 AND (SELECT COUNT(*) FROM images i WHERE"
                  " i.prompt_id = p.id AND i.path IS NOT NULL) >= 2")
+    elif unit == "pair":
+        items = ("SELECT pr.id AS item_id, pr.better IS NOT NULL AS gold FROM pairs pr"
+                 " WHERE pr.study_id = :study")
     else:
-        raise ValueError(f"unknown unit {unit!r} (image or prompt)")
+        raise ValueError(f"unknown unit {unit!r} (image, prompt or pair)")
     return (
         f"WITH cov AS ({_COVERAGE_SQL} GROUP BY item_id)"
         f" SELECT {select} FROM ({items}) it LEFT JOIN cov ON cov.item_id = it.item_id"
@@ -124,13 +135,12 @@ def candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int, *,
     (a live lease), so two raters asking at the same moment do not both take the last
     slot, and an abandoned item frees its slot when the lease runs out.
     """
-    _register_order(db)
-    sql = _candidate_sql(unit, "it.item_id, COALESCE(cov.n, 0) AS coverage, it.gold",
-                         f" ORDER BY coverage, {_ORDER_FUNCTION}(:seed, :rater, it.item_id)"
-                         " LIMIT :limit")
-    params = {"study": study_id, "unit": unit, "rater": rater_id, "k": k, "seed": seed,
-              "cutoff": cutoff, "limit": limit, "practice": practice}
-    return [Candidate(r[0], r[1], bool(r[2])) for r in db.execute(sql, params).fetchall()]
+    sql = _candidate_sql(unit, "it.item_id, COALESCE(cov.n, 0) AS coverage, it.gold,"
+                               " COUNT(*) OVER () AS total",
+                         f" ORDER BY coverage, {_ORDER_SQL} LIMIT :limit")
+    params = {"study": study_id, "unit": unit, "rater": rater_id, "k": k, "cutoff": cutoff,
+              "limit": limit, "practice": practice, **order_params(seed, rater_id)}
+    return [Candidate(r[0], r[1], bool(r[2]), r[3]) for r in db.execute(sql, params).fetchall()]
 
 
 def count_candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int, *,
@@ -156,9 +166,11 @@ def slot_free(db: Database, study_id: int, rater_id: int, unit: str, item_id: in
 
 
 def is_gold(db: Database, unit: str, item_id: int) -> bool:
-    """Whether an image (or a ranking set) is an attention check given to every rater."""
+    """Whether an image (a ranking set, a pair) is an attention check given to every rater."""
     if unit == "image":
         sql = "SELECT 1 FROM gold WHERE image_id = ? AND unit = 'image' LIMIT 1"
+    elif unit == "pair":
+        sql = "SELECT 1 FROM pairs WHERE id = ? AND better IS NOT NULL"
     else:
         sql = ("SELECT 1 FROM gold g JOIN images i ON i.id = g.image_id WHERE i.prompt_id = ?"
                " AND g.unit = 'prompt' LIMIT 1")
@@ -230,15 +242,16 @@ def skipped_items(db: Database, study_id: int, rater_id: int, unit: str) -> list
 def marks(db: Database, study_id: int) -> list[dict]:
     """All skips and flags of a study, newest first, with the rater and what was marked:
     ``unit, item_id, kind, note, created_at, rater, prompt_id, prompt, model`` (None for a
-    ranking set), ``path`` (of the image; None for a ranking set)."""
+    ranking set or a pair), ``path`` (of the image; None for a ranking set or a pair)."""
     return list(db.query(
         "SELECT m.unit, m.item_id, m.kind, m.note, m.created_at, r.name AS rater,"
         " p.key AS prompt_id, p.text AS prompt, md.name AS model, i.path FROM marks m"
         " JOIN raters r ON r.id = m.rater_id"
         " LEFT JOIN images i ON m.unit = 'image' AND i.id = m.item_id"
         " LEFT JOIN models md ON md.id = i.model_id"
-        " LEFT JOIN prompts p ON p.id = CASE WHEN m.unit = 'image' THEN i.prompt_id"
-        " ELSE m.item_id END"
+        " LEFT JOIN pairs pr ON m.unit = 'pair' AND pr.id = m.item_id"
+        " LEFT JOIN prompts p ON p.id = CASE m.unit WHEN 'image' THEN i.prompt_id"
+        " WHEN 'pair' THEN pr.prompt_id ELSE m.item_id END"
         " WHERE m.study_id = ? ORDER BY m.id DESC", [study_id]))
 
 

@@ -15,7 +15,7 @@ from sqlite_utils import Database
 from concord.errors import ConcordError
 from concord.services import exclusions, report
 from concord.ui import dashboard_view as view
-from concord.ui import session
+from concord.ui import pairs_view, session
 
 
 def leaderboard(doc: dict) -> None:
@@ -133,6 +133,31 @@ def disagreements(doc: dict, root: str | None) -> None:
         for col, (item, path) in zip(st.columns(4), shown[start:start + 4], strict=False):
             col.image(path, caption=f"{item['model']} · {item['prompt_id']} · human "
                       f"{item['human_score']:.2f} · metric {item['metric_score']:.3f}")
+
+
+def pairs(doc: dict) -> None:
+    """Everything the report knows about pairs, or why there is nothing."""
+    section = doc["pairs"]
+    if not (section["bradley_terry"] or section["win_rates"] or section["problems"]):
+        st.info("No pair judgments yet (protocol `pair` or a `pairs:` section), and no "
+                "rankings to derive pairs from.")
+        return
+    if section["bradley_terry"]:
+        pairs_view.bradley_terry(section["bradley_terry"])
+    if section["win_rates"]:
+        st.subheader("Win rates")
+        st.dataframe(view.table(section["win_rates"]), hide_index=True, width="stretch")
+        st.altair_chart(pairs_view.matrix_chart(section["win_matrix"]), width="stretch")
+    for key, title in (("elo", "Elo (K = 4, mean over 100 orders)"),
+                       ("position_bias", "Left/right bias"),
+                       ("position_bias_raters", "Left/right bias per rater"),
+                       ("agreement", "Rater agreement on pairs"),
+                       ("metric_accuracy", "Metric pair accuracy (the metric prefers the "
+                                           "image people chose)"),
+                       ("problems", "Not computed")):
+        if section[key]:
+            st.subheader(title)
+            st.dataframe(view.table(section[key]), hide_index=True, width="stretch")
 
 
 def raters(doc: dict, db: Database, study: str) -> None:

@@ -134,9 +134,12 @@ def count_caption(meta: dict) -> str:
     """What the counts above the tabs count, and what was left out."""
     parts = [f"Rankings: one per prompt, rater and criterion ({meta['n_ranked_images']:,} "
              f"ranked images of {meta['n_ranked_prompts']:,} prompts)."]
-    if meta.get("n_gold_ratings") or meta.get("n_gold_rankings"):
+    if meta.get("n_gold_ratings") or meta.get("n_gold_rankings") or meta.get(
+            "n_gold_pair_judgments"):
         parts.append(f"Gold items left out of the statistics: {meta['n_gold_ratings']:,} "
-                     f"ratings, {meta['n_gold_rankings']:,} rankings (rater quality only).")
+                     f"ratings, {meta['n_gold_rankings']:,} rankings, "
+                     f"{meta.get('n_gold_pair_judgments', 0):,} pair judgments (rater "
+                     "quality only).")
     if meta.get("excluded_raters"):
         parts.append(f"Excluded raters: {', '.join(meta['excluded_raters'])}.")
     return " ".join(parts)

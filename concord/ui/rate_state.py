@@ -33,7 +33,7 @@ def choice_key(criterion: str) -> str:
     return f"rate_{criterion}"
 
 
-def current_item(study: str, rater_id: int, criteria: list[str]) -> rating.Item | None:
+def current_item(study: str, rater_id: int) -> rating.Item | None:
     """The item on screen; fetched once and kept so its submission id stays stable."""
     if st.session_state.get(ITEM_STUDY) not in (None, study):
         forget_item()  # the rater switched studies in the sidebar
@@ -44,8 +44,9 @@ def current_item(study: str, rater_id: int, criteria: list[str]) -> rating.Item 
     edit = st.session_state.get(EDIT)
     item = (rating.open_item(db, study, rater_id, edit) if edit is not None
             else rating.next_item(db, study, rater_id))
-    for criterion in criteria:
-        st.session_state[choice_key(criterion)] = item.current.get(criterion) if item else None
+    if item is not None and item.rubric is not None:
+        for criterion in item.rubric.criteria:
+            st.session_state[choice_key(criterion.key)] = item.current.get(criterion.key)
     st.session_state[ITEM] = item
     st.session_state[ITEM_STUDY] = study
     return item

@@ -33,8 +33,12 @@ _RATER_CSS = """<style>
   top:calc(1rem + var(--concord-head,6rem))}
 .st-key-concord_image img{width:auto!important;max-width:100%;
   max-height:calc(100vh - 2rem - var(--concord-head,6rem));object-fit:contain}
-.st-key-concord_zoom{overflow:auto;max-height:78vh}
-.st-key-concord_zoom img{max-width:none!important;max-height:none!important;width:auto!important}
+[class*='st-key-concord_zoom']{overflow:auto;max-height:78vh}
+[class*='st-key-concord_zoom'] img{max-width:none!important;max-height:none!important;
+  width:auto!important}
+[class*='st-key-pair_side_'] img{cursor:pointer;width:auto!important;max-width:100%;
+  max-height:calc(100vh - 8rem - var(--concord-head,6rem));object-fit:contain}
+[class*='st-key-pair_side_'] [data-testid="stElementToolbar"]{display:none}
 .concord-prompt{font-size:1.35rem;font-weight:600;line-height:1.35;white-space:pre-wrap;
   overflow-wrap:anywhere}
 .concord-literal{white-space:pre-wrap;overflow-wrap:anywhere}
@@ -115,28 +119,35 @@ def show_image(path: Path, *, alt: str = "image to rate", width: int | None = No
     st.image(img.data, output_format=img.format, width=shown, alt=alt)
 
 
-def zoom_image(path: Path, *, alt: str = "image, actual size") -> None:
-    """The image at 1:1 (one image pixel per CSS pixel) in a box that scrolls to pan."""
+def zoom_image(path: Path, *, alt: str = "image, actual size", key: str = "concord_zoom") -> None:
+    """The image at 1:1 (one image pixel per CSS pixel) in a box that scrolls to pan.
+
+    ``key`` (starting with ``concord_zoom``) tells several zoomed images apart.
+    """
     img = _served(path)
     if img is None:
         return
     st.caption(f"Actual size ({img.width} px wide): scroll or drag the bars to pan.")
-    with st.container(key="concord_zoom"):
+    with st.container(key=key):
         st.image(img.data, output_format=img.format, width=img.width, alt=alt)
 
 
-def preload(path: Path | None) -> None:
-    """Send the image shown next ahead of time, off screen (the browser caches and decodes it).
+def preload(path: Path | list[Path] | None) -> None:
+    """Send the image(s) shown next ahead of time, off screen (the browser caches and
+    decodes them).
 
     Streamlit names media by content, so when that image comes up its URL is the same and
     the browser shows it from memory instead of downloading and decoding it then.
     """
+    paths = path if isinstance(path, list) else [] if path is None else [path]
     with st.container(key="concord_preload"):
-        if path is not None and path.is_file():
+        for one in paths:
+            if not one.is_file():
+                continue
             try:
-                img = served_image(path, session.settings().media_cache)
+                img = served_image(one, session.settings().media_cache)
             except OSError:
-                return  # the real showing reports it
+                continue  # the real showing reports it
             st.image(img.data, output_format=img.format, width="content", alt="")
 
 

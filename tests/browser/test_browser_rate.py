@@ -44,7 +44,7 @@ def test_rate_three_images_with_the_keyboard_only(server, page):
         page.keyboard.press("3")  # SC = 1
         page.keyboard.press("w")  # PR = 0.5
         page.keyboard.press("Enter")
-        page.get_by_text(f"{n} / 9 rated").wait_for(timeout=15_000)
+        page.get_by_text(f"{n} / 9 rated").wait_for(timeout=30_000)
     html = page.content()
     for model in MODELS:
         assert model not in html

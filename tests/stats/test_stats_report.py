@@ -42,7 +42,7 @@ def test_report_is_json_with_all_sections(make_ratings):
     assert json.loads(text) == doc
     assert set(doc) == {"meta", "human", "agreement", "rankings", "human_vs_metric",
                         "human_vs_metric_per_model", "rater_vs_rest", "raters",
-                        "disagreements"}
+                        "disagreements", "pairs"}
     assert doc["meta"]["schema_version"] == 2
     assert doc["meta"]["criteria"] == ["PR", "SC"]
     assert doc["meta"]["derived"] == [{"name": "O", "method": "geometric_mean",

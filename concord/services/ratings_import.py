@@ -1,0 +1,282 @@
+"""``import-ratings``: read, check, then write ratings without ever blocking raters.
+
+1. *Stage*: the input is read in chunks (``concord.importers``) into a private temporary
+   database (``concord.store.staging``); memory stays bounded and the main database is
+   not touched.
+2. *Check*: the rubric (given, the study's, or inferred), every row against it, duplicate
+   ratings, prompt dimensions, unknown targets: all as SQL over the stage. Any problem
+   stops the import here; nothing was written.
+3. *Write*: a pending batch (``concord.store.batches``) gets the new study (hidden),
+   targets, raters and ratings in short paced transactions; readers do not see any of it.
+4. *Publish*: one short transaction makes it all visible at once. A failure or a kill in
+   3 leaves only an invisible batch, which the next import removes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from concord.errors import ConcordError, InputError, NotFoundError, Problem, ProblemLog
+from concord.importers import imagenhub_tsv, ratings_csv
+from concord.services import rubric_choice, rubric_fit
+from concord.services.rubric_choice import Choice
+from concord.store import batches, import_writes
+from concord.store import studies as study_store
+from concord.store.db import audit, transaction
+from concord.store.staging import Group, Stage
+
+MAX_GROUPS = 10_000  # distinct (criterion, value) pairs: far more than any rating scale
+FORMATS = ("csv", "imagenhub")
+
+
+@dataclass(slots=True)
+class RatingsImport:
+    """What an import of ratings did."""
+
+    study: str
+    created_study: bool = False
+    rows: int = 0
+    added: int = 0
+    unchanged: int = 0
+    changed: int = 0
+    rubric: str = ""  # which rubric the study uses now, and why (given, kept, inferred)
+    seconds: dict[str, tuple[float, float]] = field(default_factory=dict)  # phase: wall, CPU
+
+
+def import_ratings(db: Database, study_name: str, fmt: str, path: Path, *,
+                   rubric: Sequence[str] = (), criteria: Sequence[str] = (),
+                   actor: str = "cli") -> RatingsImport:
+    """Import ratings; a missing study is created as a ratings-only study.
+
+    Args:
+        db: The database.
+        study_name: Target study (created when missing).
+        fmt: ``csv`` or ``imagenhub``.
+        path: The CSV/TSV file, or a folder of ImagenHub TSVs.
+        rubric: ``--rubric`` values: a rubric id, or ``DIMENSION=ID``.
+        criteria: ``--criteria`` values: inline scales like ``likert=1..5``.
+        actor: Who is importing (audit log).
+
+    Raises:
+        InputError: A problem with the input; nothing was written.
+        ConcordError: A bad option, or another import writing into the same study.
+    """
+    if fmt not in FORMATS:
+        raise ConcordError(f"unknown ratings format {fmt!r} (use imagenhub or csv)")
+    given = rubric_choice.explicit(rubric, criteria)
+    batches.discard_stale(db)
+    study = _find(db, study_name)
+    stage, timer = Stage(db, max_groups=MAX_GROUPS), Timer()
+    try:
+        with timer("read"):
+            files = _stage_files(stage, fmt, Path(path))
+        with timer("check"):
+            choice = _check(stage, study, fmt, files, given)
+        with timer("write"):
+            summary = _write(db, stage, study, study_name, fmt, Path(path), choice, actor)
+    finally:
+        stage.close()
+    summary.seconds = timer.seconds
+    return summary
+
+
+class Timer:
+    """Wall and CPU seconds per phase (the benchmark prints them)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, tuple[float, float]] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, phase: str) -> Iterator[None]:
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            yield
+        finally:
+            self.seconds[phase] = (time.perf_counter() - wall, time.process_time() - cpu)
+
+
+def _find(db: Database, name: str) -> study_store.Study | None:
+    try:
+        return study_store.get_study(db, name)
+    except NotFoundError:
+        return None
+
+
+def _stage_files(stage: Stage, fmt: str, path: Path) -> list[str]:
+    """Read every input file into the stage; raise with every problem found."""
+    log = ProblemLog()
+    paths = _inputs(fmt, path)
+    with _no_cyclic_gc():
+        for index, file in enumerate(paths):
+            for rows in _chunks(fmt, file, log):
+                if not log:  # after the first problem, only read on to count them all
+                    stage.add(index, rows)
+    log.raise_if_any()
+    if stage.count() == 0:
+        raise InputError([Problem(str(path), "no ratings found")])
+    return [str(p) for p in paths]
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Reading makes millions of short-lived lists and tuples (no cycles); the cyclic
+    collector's passes over them made reading three times slower."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _inputs(fmt: str, path: Path) -> list[Path]:
+    if fmt == "imagenhub" and path.is_dir():
+        return imagenhub_tsv.rating_files(path)
+    return [path]
+
+
+def _chunks(fmt: str, path: Path, log: ProblemLog) -> Iterator[list[tuple]]:
+    if fmt == "imagenhub":
+        return imagenhub_tsv.read_rating_chunks(path, log)
+    return ratings_csv.read_chunks(path, log)
+
+
+def _check(stage: Stage, study: study_store.Study | None, fmt: str, files: list[str],
+           given: Choice | None) -> Choice:
+    """Choose the rubric(s), then check every row; raise with what is wrong."""
+    sid = study.id if study else None
+    cache: dict[bool, list[Group]] = {}
+
+    def groups_by(by_dimension: bool) -> list[Group]:
+        if by_dimension not in cache:
+            cache[by_dimension] = _groups(stage, sid, by_dimension, files[0])
+        return cache[by_dimension]
+
+    choice = _choose(study, fmt, files, given, groups_by)
+    by_dim = bool(choice.rubrics.by_dimension)
+    groups = groups_by(by_dim)
+    log = ProblemLog()
+    renames = rubric_fit.check(choice.rubrics, groups, files, log)
+    log.raise_if_any()
+    if renames:
+        stage.rename_criteria(renames, sid, by_dimension=by_dim)
+    stage.index()
+    _check_rows(stage, study, files)
+    return choice
+
+
+def _groups(stage: Stage, study_id: int | None, by_dimension: bool, file: str) -> list[Group]:
+    if study_id is None or not by_dimension:
+        groups = stage.tallied(by_dimension=by_dimension)  # the rows' own dimensions
+    else:  # the study's prompts may have dimensions of their own
+        groups = stage.groups(study_id, by_dimension=True, limit=MAX_GROUPS + 1)
+    if stage.overflow or len(groups) > MAX_GROUPS:
+        raise InputError([Problem(file, f"more than {MAX_GROUPS} different (criterion, value)"
+                                        " pairs: these are not ratings on a scale",
+                                  field="value")])
+    return groups
+
+
+def _choose(study: study_store.Study | None, fmt: str, files: list[str],
+            given: Choice | None, groups_by: Callable[[bool], list[Group]]) -> Choice:
+    """The study's rubric when it has one (a different ``--rubric`` is refused), else the
+    given one, else the inferred one (per task for ImagenHub files)."""
+    if study is not None and (study.rubric or study.settings.get("criteria")):
+        kept = rubric_choice.study_rubrics(study)
+        if given is not None and not given.same_as(study):
+            raise ConcordError(f"study {study.name!r} already rates on "
+                               f"{kept.default.id if kept.default else 'its rubric'}; a study "
+                               "keeps its scale (import into a new study to use another)")
+        return Choice(kept, study.rubric, {}, f"rubric {_name(kept)} (the study's)")
+    if given is not None:
+        return given
+    groups = groups_by(fmt == "imagenhub")
+    choice = rubric_fit.infer(groups, files)
+    if fmt == "imagenhub":
+        choice = rubric_fit.per_task(choice, (g.dimension for g in groups))
+    return choice
+
+
+def _name(rubrics: rubric_choice.StudyRubrics) -> str:
+    return rubrics.default.id if rubrics.default else "(per dimension)"
+
+
+def _check_rows(stage: Stage, study: study_store.Study | None, files: list[str]) -> None:
+    """Duplicates, conflicting dimensions, and targets a manifest study does not have."""
+    log = ProblemLog()
+    dup = stage.duplicates(50)
+    for f, line, prompt, model, rater, crit, first_file, first_line in dup.rows:
+        again = f"line {first_line}" + ("" if first_file == f else f" of {files[first_file]}")
+        log.add(Problem(files[f], f"second rating of {prompt!r}/{model!r} by {rater!r} for "
+                                  f"{crit} (first on {again})", row=line, field="criterion"))
+    log.count += dup.total - len(dup.rows)
+    sid = study.id if study else None
+    if stage.has_dimensions():
+        found = stage.dimension_conflicts(sid, 50)
+        for f, line, prompt, dim in found.rows:
+            log.add(Problem(files[f], f"prompt {prompt!r} is given dimension {dim!r}, but it"
+                                      " has another one (earlier in the file or in the study)",
+                            row=line, field="dimension"))
+        log.count += found.total - len(found.rows)
+    log.raise_if_any()
+    stage.resolve(sid)
+    if study is not None and study.root is not None:
+        missing = stage.missing_targets(1)
+        if missing.total:
+            f, line, prompt, model, sample = missing.rows[0]
+            raise InputError([Problem(files[f], f"{missing.total} rating target(s) are not"
+                                                f" images of study {study.name!r}, e.g. prompt"
+                                                f" {prompt!r}, model {model!r}, sample {sample}",
+                                      row=line, field="prompt_id")])
+
+
+def _write(db: Database, stage: Stage, study: study_store.Study | None, name: str, fmt: str,
+           path: Path, choice: Choice, actor: str) -> RatingsImport:
+    summary = RatingsImport(study=name, created_study=study is None, rows=stage.count(),
+                            rubric=choice.note)
+    settings = {**(study.settings if study else {"raters_per_item": stage.raters(),
+                                                 "layout": f"ratings-only ({fmt})"}),
+                **{k: v for k, v in choice.settings.items() if v}}
+    rubric_id = study.rubric if study is not None and study.rubric else choice.rubric_id
+    new = None if study else batches.NewStudy(name, rubric_id, settings)
+    batch = batches.begin(db, study_id=study.id if study else None, new=new, source=str(path))
+    try:
+        with import_writes.larger_cache(db):
+            made = _write_batch(db, stage, study, batch, fmt, summary)
+        if study is not None and not (made or summary.added or summary.changed) \
+                and rubric_id == study.rubric and settings == study.settings:
+            batches.drop_empty(db, batch)  # a repeated import leaves no trace
+            return summary
+        with transaction(db):
+            batches.publish(db, batch, rubric=rubric_id, settings=settings)
+            audit(db, actor, "import_ratings", name, file=str(path), batch=batch.id,
+                  added=summary.added, changed=summary.changed, rubric=choice.note)
+    except BaseException:
+        batches.discard(db, batch.id)
+        raise
+    return summary
+
+
+def _write_batch(db: Database, stage: Stage, study: study_store.Study | None,
+                 batch: batches.Batch, fmt: str, summary: RatingsImport) -> int:
+    """Raters, targets and ratings into the pending batch; returns raters + images made."""
+    def pacer() -> import_writes.Pacer:  # each kind of write learns its own pace
+        return import_writes.Pacer(db, batch)
+
+    made = import_writes.create_raters(pacer())
+    if study is None or study.root is None:
+        made += import_writes.create_targets(
+            pacer(), benchmark="imagenhub" if fmt == "imagenhub" else None)
+    stage.refresh_ids(batch.study_id)
+    written = import_writes.write_ratings(pacer(), batch.study_id, compare=study is not None)
+    summary.added, summary.changed = written.added, written.changed
+    summary.unchanged = written.unchanged
+    return made

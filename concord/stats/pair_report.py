@@ -1,0 +1,185 @@
+"""The ``pairs`` sections of :func:`concord.stats.full_report` (pairwise A/B judgments).
+
+Input: the study's Pairs frame (``docs/data-model.md``; the store adds ``gold_model``, the
+known better model of a gold pair) and, when the study has rankings, the Rankings frame
+(without gold), whose derived pairs (:func:`concord.stats.pairs.pairs_from_rankings`)
+feed the same Bradley–Terry fit, so a ranking study and a pairwise study are on one scale
+(mean strength = 1000, 400 points = odds of 10:1). Gold pairs count only for rater
+quality (:func:`pair_gold_results`). A statistic the data cannot support (e.g. no finite
+Bradley–Terry MLE: a model never lost) is reported in ``problems``, not raised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from concord.stats.bradley_terry import TIE_MODELS, bradley_terry
+from concord.stats.elo import elo_ratings
+from concord.stats.pair_agreement import metric_pair_accuracy, pair_agreement
+from concord.stats.pairs import pairs_from_rankings
+from concord.stats.pairwise import pair_position_bias, win_matrix, win_rates
+
+# Arena settings of the online Elo (docs/stats.md): K = 4 over 100 random orders.
+ELO_K, ELO_ORDERS = 4.0, 100
+GOLD_COLUMNS = ["rater", "unit", "criterion", "n_gold", "n_correct", "accuracy"]
+PAIR_SECTIONS = ("win_rates", "bradley_terry", "elo", "win_matrix", "position_bias",
+            "position_bias_raters", "agreement", "metric_accuracy", "problems")
+
+
+def split_gold_pairs(pairs: pd.DataFrame | None) -> tuple[pd.DataFrame | None, pd.DataFrame]:
+    """(judgments of ordinary pairs or None, judgments of gold pairs)."""
+    if pairs is None or pairs.empty:
+        return None, pd.DataFrame()
+    if "gold_model" not in pairs.columns:
+        return pairs, pairs.iloc[:0]
+    gold = pairs["gold_model"].notna().to_numpy()
+    data = pairs[~gold].reset_index(drop=True)
+    return (None if data.empty else data), pairs[gold]
+
+
+def pair_gold_results(gold: pd.DataFrame) -> pd.DataFrame:
+    """Per rater × criterion (unit ``pair``): a gold judgment is correct when it picks the
+    known better image (a tie or "both bad" is wrong)."""
+    if gold.empty:
+        return pd.DataFrame(columns=GOLD_COLUMNS)
+    outcome = gold["outcome"].astype(str)
+    better = gold["gold_model"].astype(str)
+    right = (((outcome == "left") & (gold["left_model"].astype(str) == better))
+             | ((outcome == "right") & (gold["right_model"].astype(str) == better)))
+    crit = gold["criterion"].astype(str) if "criterion" in gold else "overall"
+    table = pd.DataFrame({"rater": gold["rater"].astype(str), "criterion": crit,
+                          "correct": right.to_numpy()})
+    out = table.groupby(["rater", "criterion"], sort=True).agg(
+        n_gold=("correct", "size"), n_correct=("correct", "sum")).reset_index()
+    out["accuracy"] = out["n_correct"] / out["n_gold"]
+    return out.assign(unit="pair")[GOLD_COLUMNS]
+
+
+def _by_criterion(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    if "criterion" not in frame.columns:
+        return [("overall", frame)]
+    return [(str(c), part) for c, part in frame.groupby("criterion", sort=True, observed=True)]
+
+
+class _Collector:
+    """Runs each statistic, tags its rows, and keeps what could not be computed."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, list[pd.DataFrame]] = {}
+        self.problems: list[dict] = []
+
+    def run(self, section: str, make: Callable[[], pd.DataFrame],
+            **tags: object) -> pd.DataFrame | None:
+        """``make()``, or None (and a problem naming the section) on ValueError."""
+        try:
+            return make()
+        except ValueError as exc:
+            self.problems.append({"section": section, **tags, "message": str(exc)})
+            return None
+
+    def add(self, section: str, make: Callable[[], pd.DataFrame], **tags: object) -> None:
+        frame = self.run(section, make, **tags)
+        if frame is not None and not frame.empty:
+            self.parts.setdefault(section, []).append(frame.assign(**tags))
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        out = {f"pairs_{k}": pd.concat(v, ignore_index=True) for k, v in self.parts.items()}
+        if self.problems:
+            out["pairs_problems"] = pd.DataFrame(self.problems)
+        return out
+
+
+def pair_sections(pairs: pd.DataFrame | None, rankings: pd.DataFrame | None,
+                  scores: pd.DataFrame | None, *, n_boot: int, seed: int, ci: float,
+                  higher_is_better: Mapping[str, bool] | None) -> dict[str, pd.DataFrame]:
+    """Every pair statistic of the study, as ``{"pairs_<section>": frame}``.
+
+    ``pairs``: the Pairs frame without gold (or None); ``rankings``: the Rankings frame
+    without gold (or None); ``scores``: image-level metric scores (``image_id, metric,
+    judge, value``) or None.
+    """
+    col = _Collector()
+    sources = []
+    if pairs is not None:
+        sources += [("pairs", c, p) for c, p in _by_criterion(pairs)]
+        for criterion, part in _by_criterion(pairs):
+            _human_only(col, part, criterion, n_boot=n_boot, seed=seed, ci=ci)
+    if rankings is not None:
+        for criterion, part in _by_criterion(rankings):
+            derived = col.run("bradley_terry", lambda p=part, c=criterion: pairs_from_rankings(
+                p, criterion=c), source="rankings", criterion=criterion)
+            if derived is not None and not derived.empty:
+                sources.append(("rankings", criterion, derived))
+    for source, criterion, frame in sources:
+        _bradley_terry(col, frame, source, criterion, n_boot=n_boot, seed=seed, ci=ci)
+        _metric_accuracy(col, frame, scores, source, criterion, n_boot=n_boot, seed=seed,
+                         ci=ci, higher_is_better=higher_is_better)
+    return col.frames()
+
+
+def _bradley_terry(col: _Collector, pairs: pd.DataFrame, source: str, criterion: str, *,
+                   n_boot: int, seed: int, ci: float) -> None:
+    """Both tie models. Without a tie (rankings without ties, usually) Davidson's ν̂ is 0 in
+    the fit and in every resample, so both are plain Bradley–Terry: fitted once."""
+    tags = {"source": source, "criterion": criterion}
+    if pairs["outcome"].astype(str).isin(["tie", "both_bad"]).any():
+        for tie_model in TIE_MODELS:
+            col.add("bradley_terry", lambda t=tie_model: bradley_terry(
+                pairs, tie_model=t, n_boot=n_boot, ci=ci, seed=seed), **tags)
+        return
+    plain = col.run("bradley_terry", lambda: bradley_terry(
+        pairs, tie_model="half", n_boot=n_boot, ci=ci, seed=seed), **tags)
+    for tie_model in TIE_MODELS if plain is not None else ():
+        col.add("bradley_terry", lambda t=tie_model: plain.assign(tie_model=t), **tags)
+
+
+def _human_only(col: _Collector, pairs: pd.DataFrame, criterion: str, *, n_boot: int,
+                seed: int, ci: float) -> None:
+    """The statistics only human pair judgments have (win rates, Elo, bias, agreement)."""
+    col.add("win_rates", lambda: win_rates(pairs, n_boot=n_boot, ci=ci, seed=seed),
+            criterion=criterion)
+    col.add("elo", lambda: elo_ratings(pairs, k=ELO_K, n_perm=ELO_ORDERS, seed=seed),
+            criterion=criterion)
+    col.add("win_matrix", lambda: _long_matrix(pairs), criterion=criterion)
+    col.add("position_bias", lambda: pair_position_bias(pairs, ci=ci), criterion=criterion)
+    col.add("position_bias_raters", lambda: pair_position_bias(pairs, by=("rater",), ci=ci)
+            .astype({"rater": str}), criterion=criterion)
+    keys = [c for c in ("study",) if c in pairs.columns]
+    for both_bad in ("tie", "category"):
+        col.add("agreement", lambda b=both_bad: pair_agreement(pairs, both_bad=b, by=keys)
+                .drop(columns=keys), criterion=criterion, both_bad=both_bad)
+
+
+def _long_matrix(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Model × opponent ``wins, ties, n, win_rate`` (pairs that met at least once)."""
+    tables = {v: win_matrix(pairs, value=v).stack() for v in ("wins", "ties", "n", "win_rate")}
+    out = pd.DataFrame(tables).astype({"wins": int, "ties": float, "n": int}).reset_index()
+    return out[out["n"] > 0].reset_index(drop=True)
+
+
+def _metric_accuracy(col: _Collector, pairs: pd.DataFrame, scores: pd.DataFrame | None,
+                     source: str, criterion: str, *, n_boot: int, seed: int, ci: float,
+                     higher_is_better: Mapping[str, bool] | None) -> None:
+    """Human vs metric pair accuracy for each metric × judge with image scores."""
+    if scores is None or scores.empty or "left_image_id" not in pairs.columns:
+        return
+    for (metric, judge), part in scores.groupby(["metric", "judge"], sort=True,
+                                                observed=True):
+        up = True if higher_is_better is None else higher_is_better.get(str(metric), True)
+        table = part[["image_id", "value"]]
+        col.add("metric_accuracy", lambda t=table, u=up: pd.DataFrame([metric_pair_accuracy(
+            pairs, t, higher_is_better=u, n_boot=n_boot, ci=ci, seed=seed)]),
+            source=source, criterion=criterion, metric=str(metric), judge=str(judge))
+
+
+def pair_counts(pairs: pd.DataFrame | None) -> dict[str, object]:
+    """Judgments, judged pairs, raters, models and prompts of a Pairs frame (for ``meta``)."""
+    if pairs is None or pairs.empty:
+        return {"n": 0, "raters": set(), "models": set(), "prompts": set()}
+    models = set(np.unique(np.r_[pairs["left_model"].astype(str),
+                                 pairs["right_model"].astype(str)]).tolist())
+    return {"n": len(pairs), "raters": set(pairs["rater"].astype(str)), "models": models,
+            "prompts": set(pairs["prompt_id"].astype(str))}

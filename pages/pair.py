@@ -1,0 +1,125 @@
+"""Pair screen (A/B): two images of one prompt side by side, blind; which one is better?"""
+
+import streamlit as st
+
+from concord.services import pairs
+from concord.ui import pair_state as ps
+from concord.ui import session, widgets
+
+user = session.require_user()
+study = session.current_study(user.studies)
+if study is None or user.rater_id is None:
+    st.info("You have no study to compare pairs in.")
+    st.stop()
+rater_id = user.rater_id
+if not pairs.enabled(session.db(), study, rater_id):
+    st.info(f"Study {study!r} has no pairs to compare; choose another study in the sidebar.")
+    st.stop()
+rubric = pairs.pair_rubric(session.db(), study, rater_id)
+widgets.rater_style()
+CHOICES = (("pair_pick_left", "left", "[1 / ←] Left is better"),
+           ("pair_pick_right", "right", "[2 / →] Right is better"))
+
+
+@st.dialog("Both images at actual size", width="large")
+def zoom(item: pairs.PairItem) -> None:
+    st.markdown("**Left image**")
+    widgets.zoom_image(item.left.image_path, alt="left image, actual size",
+                       key="concord_zoom_left")
+    st.markdown("**Right image**")
+    widgets.zoom_image(item.right.image_path, alt="right image, actual size",
+                       key="concord_zoom_right")
+
+
+def side(item: pairs.PairItem, which: int) -> None:
+    key, outcome, label = CHOICES[which]
+    image = item.left if outcome == "left" else item.right
+    # The image and its button share a container: a click on the image clicks the button.
+    with st.container(key=f"pair_side_{outcome}"):
+        st.button(label, key=key, on_click=ps.choose, args=(study, rater_id, outcome),
+                  type="primary" if item.current == outcome else "secondary", width="stretch")
+        widgets.show_image(image.image_path, alt=f"{outcome} image")
+
+
+def actions(item: pairs.PairItem) -> None:
+    c1, c2, c3, c4, c5 = st.columns(5)
+    for col, (key, outcome, label) in zip((c1, c2), (("pair_tie", "tie", "Tie [T]"),
+                                                     ("pair_both_bad", "both_bad",
+                                                      "Both bad [B]")), strict=True):
+        col.button(label, key=key, on_click=ps.choose, args=(study, rater_id, outcome),
+                   type="primary" if item.current == outcome else "secondary",
+                   width="stretch")
+    c3.button("Skip [S]", key="pair_skip_btn", on_click=ps.start_skip, width="stretch")
+    c4.button("Undo [U]", key="pair_undo", on_click=ps.undo, args=(study, rater_id),
+              help="Take back your last judgment and show that pair again", width="stretch")
+    if c5.button("Zoom [Z]", key="pair_zoom", width="stretch"):
+        zoom(item)
+    if st.session_state.get(ps.SKIPPING):
+        with st.form("pair_skip_form"):
+            st.text_input("Why skip this pair?", key=ps.SKIP_REASON,
+                          placeholder="e.g. an image does not load, prompt unclear")
+            ok, cancel = st.columns(2)
+            ok.form_submit_button("Skip pair ⏎", key="pair_skip_ok", type="primary",
+                                  on_click=ps.skip_with_reason, args=(study, rater_id))
+            cancel.form_submit_button("Cancel [Esc]", key="pair_skip_cancel",
+                                      on_click=ps.cancel_skip)
+
+
+def keys(item: pairs.PairItem | None) -> widgets.Keys:
+    left, right = widgets.widget_css("pair_pick_left"), widgets.widget_css("pair_pick_right")
+    bindings = {"1": (left, 0, True), "ArrowLeft": (left, 0, True), "2": (right, 0, True),
+                "ArrowRight": (right, 0, True)}
+    bindings.update(widgets.button_keys({"t": "pair_tie", "b": "pair_both_bad",
+                                         "s": "pair_skip_btn", "u": "pair_undo",
+                                         "z": "pair_zoom"}))
+    clicks = [{"within": "[class*='st-key-pair_side_']",
+               "target": "[class*='st-key-pair_pick_'] button"}]
+    current = item.pair_id if item else None
+    if st.session_state.get(ps.SKIPPING):
+        return widgets.Keys(bindings, escape=widgets.widget_css("pair_skip_cancel"),
+                            focus=widgets.widget_css(ps.SKIP_REASON, "input"), clicks=clicks,
+                            item=current)
+    return widgets.Keys(bindings, clicks=clicks, item=current)
+
+
+def head(item: pairs.PairItem | None, editing: bool) -> None:
+    """Progress, notices, the prompt and what to judge: they stay in view."""
+    with st.container(key="concord_head"):
+        st.caption(f"Compare pairs · {study}" + (" · changing an earlier judgment"
+                                                 if editing else ""))
+        done = (item.progress if item is not None and item.progress is not None
+                else pairs.progress(session.db(), study, rater_id))
+        widgets.progress_and_notice(done.done, done.skipped, done.assigned, "pairs judged",
+                                    ps.NOTICE)
+        if item is None:
+            return
+        widgets.literal(item.prompt or "(no prompt text)", css="concord-prompt")
+        st.caption("Which image is better? " + " · ".join(
+            f"**{c.name}**: {c.definition}" for c in rubric.criteria))
+
+
+@st.fragment
+def pair_screen() -> None:
+    if not session.still_allowed():
+        st.error("Your invite link is no longer valid (revoked). Nothing more is saved; "
+                 "ask the researcher for a new link.")
+        return
+    item = ps.current_item(study, rater_id)
+    widgets.keyboard(keys(item), key="pair_keys")
+    editing = st.session_state.get(ps.EDIT) is not None
+    head(item, editing)
+    if item is None:
+        st.success("All done — thank you! Every pair assigned to you has been judged.")
+        st.button("Undo last judgment [U]", key="pair_undo", on_click=ps.undo,
+                  args=(study, rater_id))
+        return
+    left, right = st.columns(2)
+    with left:
+        side(item, 0)
+    with right:
+        side(item, 1)
+    actions(item)
+    widgets.preload(list(item.preload))
+
+
+pair_screen()

@@ -1,0 +1,52 @@
+"""AppTest: the dashboard's Pairs tab shows the report's pair statistics."""
+
+from __future__ import annotations
+
+from concord.services import report
+from tests.app.test_page_dashboard import (
+    chart_specs,
+    frame_values,
+    metric_value,
+    pick_study,
+    researcher_dashboard,
+)
+from tests.pair_helpers import seed_pair_study
+from tests.test_stats_cli import seed_study
+
+
+def test_pairs_tab_shows_bradley_terry_win_rates_and_the_win_matrix(app_env, tmp_path):
+    db = app_env["db"]
+    seed_pair_study(db, tmp_path, extra="pairs:\n  pairs_per_prompt: 3\n",
+                    gold="p0,alpha,pair,delta\n")
+    at = researcher_dashboard()
+    pick_study(at, "duel")
+    assert not at.exception
+    assert metric_value(at, "Pair judgments") == f"{8 * 3 * 3:,}"
+    doc = report.study_report(db, "duel")
+    shown = frame_values(at)
+    board = next(f for f in shown if {"score", "score_ci_low", "n_comparisons"} <= set(f.columns))
+    expect = [r for r in doc["pairs"]["bradley_terry"]
+              if r["source"] == "pairs" and r["tie_model"] == "davidson"]
+    assert board["model"].tolist() == [r["model"] for r in expect]
+    assert board["score"].tolist() == [r["score"] for r in expect]
+    rates = next(f for f in shown if "win_rate" in f.columns and "wins" in f.columns
+                 and "losses" in f.columns)
+    assert rates["model"].iloc[0] == "alpha"
+    assert any("alpha_nominal" in f.columns and "both_bad" in f.columns for f in shown)
+    titles = {s.get("layer", [{}])[0].get("encoding", {}).get("color", {}).get("title")
+              for s in chart_specs(at)}
+    assert "win rate" in titles
+    at.radio(key="dash_pair_ties").set_value("half").run()
+    assert not at.exception
+    half = [r["score"] for r in doc["pairs"]["bradley_terry"]
+            if r["source"] == "pairs" and r["tie_model"] == "half"]
+    board = next(f for f in frame_values(at) if {"score", "n_comparisons"} <= set(f.columns))
+    assert board["score"].tolist() == half
+
+
+def test_pairs_tab_says_why_it_is_empty(app_env, tmp_path):
+    seed_study(app_env["db"], tmp_path, scores=False)  # ratings only
+    at = researcher_dashboard()
+    pick_study(at, "dash")
+    assert not at.exception
+    assert any("No pair judgments yet" in i.value for i in at.info)

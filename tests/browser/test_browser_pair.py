@@ -1,0 +1,87 @@
+"""Headless Chromium: a rater judges pairs with the keyboard (and a click on an image)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from concord.services import pairs, studies
+from concord.store import raters as rater_store
+from concord.store.db import open_db
+from tests.browser.conftest import start_server, stop
+from tests.helpers import make_folder_study
+
+pytestmark = pytest.mark.browser
+MODELS = ("orca-diffusion", "lynx-gen-3", "ibis-flux", "tapir-xl")
+
+
+@pytest.fixture
+def server(tmp_path: Path):
+    manifest = make_folder_study(tmp_path / "ab", prompts=2, models=MODELS, protocol="pair",
+                                 k=1, extra="pairs:\n  pairs_per_prompt: 3\n  seed: 4\n")
+    db_path = tmp_path / "pairs.db"
+    db = open_db(db_path)
+    studies.import_manifest(db, manifest)
+    (invite,) = studies.invite(db, "ab", ["pia"], "http://unused")
+    url, proc = start_server(db_path, tmp_path)
+    yield {"url": url, "db": db, "token": invite.url.split("token=")[1]}
+    stop(proc)
+
+
+def _idle(page) -> None:
+    page.wait_for_function("() => document.querySelector('[data-testid=stApp]')"
+                           ".getAttribute('data-test-script-state') === 'notRunning'")
+
+
+def _judged(page, n: int) -> None:
+    page.get_by_text(f"{n} / 6 pairs judged").wait_for(timeout=15_000)
+
+
+def test_judge_pairs_with_keys_skip_undo_and_a_click(server, page):
+    page.goto(f"{server['url']}/?token={server['token']}")
+    _judged(page, 0)
+    page.locator("html[data-concord-keys='ready']").wait_for(state="attached")
+    assert page.locator("[class*='st-key-pair_side_'] img").count() == 2
+    for n, key in enumerate(("1", "ArrowRight", "t", "b"), start=1):
+        page.keyboard.press(key)
+        _judged(page, n)
+    page.keyboard.press("u")  # both bad taken back: that pair again, then "right"
+    _judged(page, 3)
+    page.get_by_text("Last judgment undone").wait_for(timeout=15_000)
+    page.keyboard.press("2")
+    _judged(page, 4)
+    _idle(page)
+    page.keyboard.press("s")  # the reason field has the focus; Esc cancels
+    page.locator(".st-key-pair_skip_reason input").wait_for()
+    assert page.evaluate("() => document.activeElement.closest('.st-key-pair_skip_reason')"
+                         " !== null")
+    page.keyboard.type("zzz")
+    page.keyboard.press("Escape")
+    page.locator(".st-key-pair_skip_reason").wait_for(state="detached", timeout=15_000)
+    page.keyboard.press("s")
+    page.locator(".st-key-pair_skip_reason input").wait_for()
+    page.keyboard.type("blurry both")
+    page.keyboard.press("Enter")
+    page.get_by_text("1 skipped").wait_for(timeout=15_000)
+    _idle(page)
+    page.locator(".st-key-pair_side_left img").click()  # a click on an image chooses it
+    page.get_by_text("All done").wait_for(timeout=15_000)
+    html = page.content()
+    for model in MODELS:
+        assert model not in html
+
+    db = server["db"]
+    rows = db.execute("SELECT j.pair_id, j.left_image, j.right_image, j.outcome, j.action,"
+                      " pr.image_a, pr.image_b FROM pair_judgments j JOIN pairs pr ON"
+                      " pr.id = j.pair_id ORDER BY j.id").fetchall()
+    assert [r[3:5] for r in rows] == [("left", "judge"), ("right", "judge"), ("tie", "judge"),
+                                      ("both_bad", "judge"), (None, "undo"),
+                                      ("right", "judge"), ("left", "judge")]
+    assert rows[3][0] == rows[4][0] == rows[5][0]
+    pia = rater_store.get_rater(db, "pia").id
+    for pair_id, left, right, _, _, a, b in rows:
+        flip = pairs.swapped(4, pia, pair_id)
+        assert (left, right) == ((b, a) if flip else (a, b))
+    assert len({r[1] == r[5] for r in rows}) == 2  # both placements occur
+    assert db.execute("SELECT unit, note FROM marks").fetchall() == [("pair", "blurry both")]

@@ -1,0 +1,69 @@
+"""Pair judgments in the label exports: `kind = pair` rows in CSV, JSONL and Parquet."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+
+from concord import export
+from concord.cli import main
+from concord.services import exclusions, labels
+from concord.store import frames
+from concord.store import studies as study_store
+from concord.store.db import open_db
+from tests.pair_helpers import seed_pair_study
+
+
+def _current(db):
+    return frames.pairs_frame(db, study_store.get_study(db, "duel").id)
+
+
+def test_every_current_judgment_is_one_pair_row(tmp_path):
+    db = open_db(tmp_path / "x.db")
+    seed_pair_study(db, tmp_path, prompts=2, scores=False, gold="p0,alpha,pair,beta\n",
+                    extra="pairs:\n  pairs_per_prompt: 2\n")
+    current = _current(db)
+    csv = pd.read_csv(io.BytesIO(labels.export_bytes(db, "duel", "csv")))
+    assert csv.columns.tolist() == export.COLUMNS
+    rows = csv[csv["kind"] == "pair"]
+    assert len(rows) == len(current) == 5 * 3  # (2 prompts × 2 pairs + 1 gold) × 3 raters
+    got = sorted(zip(rows.rater, rows.left_model, rows.right_model, rows.outcome,
+                     strict=True))
+    want = sorted(zip(current.rater, current.left_model, current.right_model,
+                      current.outcome, strict=True))
+    assert got == want
+    assert rows["model"].isna().all() and rows["value"].isna().all()
+    assert set(rows["criterion"]) == {"overall"} and (rows["seconds"] >= 0).all()
+    jsonl = [json.loads(line) for line in labels.export_bytes(db, "duel", "jsonl").splitlines()]
+    pair_rows = [r for r in jsonl if r["kind"] == "pair"]
+    assert len(pair_rows) == 15 and {r["outcome"] for r in pair_rows} <= {
+        "left", "right", "tie", "both_bad"}
+    parquet = pd.read_parquet(io.BytesIO(labels.export_bytes(db, "duel", "parquet")))
+    assert (parquet["kind"] == "pair").sum() == len(current)
+    db.close()
+
+
+def test_excluded_raters_are_left_out_unless_asked(tmp_path, capsysbinary):
+    db_path = tmp_path / "x.db"
+    db = open_db(db_path)
+    seed_pair_study(db, tmp_path, prompts=1, scores=False)
+    exclusions.exclude_rater(db, "duel", "ben", "test")
+    assert main(["--db", str(db_path), "export", "--study", "duel"]) == 0
+    rows = pd.read_csv(io.BytesIO(capsysbinary.readouterr().out))
+    assert set(rows["rater"]) == {"ann", "cat"} and len(rows) == 2 * 6
+    assert main(["--db", str(db_path), "export", "--study", "duel",
+                 "--include-excluded"]) == 0
+    rows = pd.read_csv(io.BytesIO(capsysbinary.readouterr().out))
+    assert set(rows["rater"]) == {"ann", "ben", "cat"} and len(rows) == 3 * 6
+    db.close()
+
+
+def test_an_export_with_pair_rows_imports_only_its_ratings(tmp_path):
+    db = open_db(tmp_path / "x.db")
+    seed_pair_study(db, tmp_path, prompts=1, scores=False)
+    path = tmp_path / "labels.csv"
+    path.write_bytes(labels.export_bytes(db, "duel", "csv"))
+    assert labels.read_ratings_csv(path).empty
+    db.close()
