@@ -6,9 +6,11 @@ import io
 import json
 
 import pandas as pd
+import pytest
 
 from concord import export
 from concord.cli import main
+from concord.errors import InputError
 from concord.services import exclusions, labels
 from concord.store import frames
 from concord.store import studies as study_store
@@ -65,5 +67,13 @@ def test_an_export_with_pair_rows_imports_only_its_ratings(tmp_path):
     seed_pair_study(db, tmp_path, prompts=1, scores=False)
     path = tmp_path / "labels.csv"
     path.write_bytes(labels.export_bytes(db, "duel", "csv"))
-    assert labels.read_ratings_csv(path).empty
+    back = open_db(tmp_path / "back.db")
+    with pytest.raises(InputError, match="no ratings found"):  # pair rows are skipped
+        labels.import_ratings(back, "back", "csv", path)
+    with path.open("a") as f:  # one rating among the pair rows: only it is imported
+        f.write('"duel","rating","p0","a photo",alpha,0,"ann","likert",4,,,,,,,\n')
+    done = labels.import_ratings(back, "back", "csv", path, rubric=["likert-5"])
+    assert done.added == 1
+    assert labels.ratings(back, "back")[["model", "criterion", "value"]].values.tolist() == [
+        ["alpha", "likert", 4.0]]
     db.close()

@@ -1,8 +1,8 @@
 """Streaming reader of tidy ratings tables (``import-ratings --format csv``).
 
 Columns ``prompt_id, model, rater, criterion, value`` and optionally ``sample`` (default
-0), ``seconds``, ``dimension`` and ``kind`` (Concord's export: ``ranking`` rows are
-skipped); other columns are ignored. A ``.tsv`` file is read tab-separated.
+0), ``seconds``, ``dimension`` and ``kind`` (Concord's export: ``ranking`` and ``pair``
+rows are skipped); other columns are ignored. A ``.tsv`` file is read tab-separated.
 
 The file is read in chunks of :data:`CHUNK_ROWS` rows, so memory does not grow with its
 size. Each chunk is checked column by column (the loops run in C); only a chunk with a
@@ -109,6 +109,8 @@ def _header(reader: Any, path: Path, log: ProblemLog) -> _Columns | None:
         return None
     return _Columns(str(path), header)
 
+_OTHER_KINDS = ("ranking", "pair")  # rows of Concord's export that are not ratings
+
 
 class _Columns:
     """Where each known column is, and the checks of one chunk."""
@@ -165,10 +167,11 @@ class _Columns:
         if log.count > before:
             return None
         kind = get.get("kind", "")
-        if kind == "ranking":
+        if kind in _OTHER_KINDS:
             return None
         if kind not in ("", "rating"):
-            log.add(_problem(self, line, "kind", f"{kind!r} is neither 'rating' nor 'ranking'"))
+            log.add(_problem(self, line, "kind",
+                             f"{kind!r} is not 'rating' (or 'ranking' / 'pair', skipped)"))
         out = [_field(self, line, name, get, log) for name in (*NAMES, "value", "sample",
                                                                 "seconds", "dimension")]
         if log.count > before:

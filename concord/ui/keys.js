@@ -72,14 +72,19 @@ function pump(kb) {
   setTimeout(wait, 5);
 }
 
+// What Esc clicks when the data naming the open form's cancel button has not arrived yet
+// (or was cleared by the previous instance): any keyed cancel button on the page.
+const ANY_CANCEL = "[class*='st-key-'][class*='_cancel'] button";
+
 function onKey(kb, e) {
   if (e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;
-  if (e.key === 'Escape' && kb.escape) {
-    const cancel = document.querySelector(kb.escape);
+  if (e.key === 'Escape') {
+    const css = kb.escape || ANY_CANCEL;
+    const cancel = document.querySelector(css);
     if (cancel) {
       e.preventDefault();
       e.stopImmediatePropagation();
-      kb.queue.push({css: kb.escape, nth: 0, rerun: true});
+      kb.queue.push({css, nth: 0, rerun: true});
       pump(kb);
     }
     return;
@@ -144,6 +149,10 @@ export default function(component) {
   const kb = window.__concordKeys || (window.__concordKeys = {queue: [], busy: false,
                                                              bindings: {}, clicks: []});
   const data = component.data || {};
+  // A rerun may mount the new instance before the old one's cleanup runs: only the latest
+  // instance may clear the bindings.
+  const generation = (kb.generation || 0) + 1;
+  kb.generation = generation;
   kb.bindings = data.bindings || {};
   kb.escape = data.escape || null;
   kb.focus = data.focus || null;
@@ -168,6 +177,7 @@ export default function(component) {
     document.addEventListener('click', (e) => onClick(kb, e), true);
   }
   return () => {
+    if (kb.generation !== generation) return;
     kb.bindings = {};
     kb.escape = null;
     kb.focus = null;
