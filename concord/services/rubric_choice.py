@@ -15,14 +15,14 @@ from typing import Any
 from sqlite_utils import Database
 
 from concord.errors import ConcordError, RatingError
-from concord.rubric_inline import (
+from concord.rubrics import Rubric, list_rubrics
+from concord.rubrics.inline import (
     describe,
     from_settings,
     inline_rubric,
     parse_criteria,
     to_settings,
 )
-from concord.rubrics import Rubric, list_rubrics
 from concord.services import common
 from concord.store import items
 from concord.store.studies import Study

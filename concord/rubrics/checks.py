@@ -1,6 +1,6 @@
 """Checking rubric files: every problem found, each naming the file and the key path.
 
-Split from :mod:`concord.rubrics` (the data model and loading) to keep both small.
+Split from :mod:`concord.rubrics.model` (the data model and loading) to keep both small.
 """
 
 from __future__ import annotations

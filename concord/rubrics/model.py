@@ -8,18 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from concord.rubric_checks import (  # noqa: F401 - re-exported: the public rubric API
-    DEFAULT_KEY_ROWS,
-    RESERVED_KEYS,
-    RubricError,
-    RubricProblem,
-    RubricRootError,
-    check,
-    keys_of,
-    parse,
-)
+from concord.rubrics.checks import RubricError, RubricProblem, check, keys_of, parse
 
-DEFAULT_RUBRICS_DIR = Path(__file__).resolve().parent.parent / "rubrics"
+DEFAULT_RUBRICS_DIR = Path(__file__).resolve().parents[2] / "rubrics"
 
 
 @dataclass(frozen=True)
