@@ -7,6 +7,7 @@ criterion's value from the ticks) and :mod:`~concord.rubrics.inline` (scales dec
 the command line). The public API is re-exported here.
 """
 
+from concord.rubrics.checklist import Checklist, ChecklistError, Condition, Rule
 from concord.rubrics.checks import (
     DEFAULT_KEY_ROWS,
     RESERVED_KEYS,
@@ -30,7 +31,25 @@ from concord.rubrics.model import (
 )
 
 __all__ = [
-    "DEFAULT_KEY_ROWS", "DEFAULT_RUBRICS_DIR", "RESERVED_KEYS", "Combine", "Criterion", "Level",
-    "Rubric", "RubricError", "RubricProblem", "RubricRootError", "check", "keys_of",
-    "list_rubrics", "load_rubric", "load_rubric_by_id", "parse", "validate_rubrics",
+    "DEFAULT_KEY_ROWS",
+    "DEFAULT_RUBRICS_DIR",
+    "RESERVED_KEYS",
+    "Checklist",
+    "ChecklistError",
+    "Combine",
+    "Condition",
+    "Criterion",
+    "Level",
+    "Rubric",
+    "RubricError",
+    "RubricProblem",
+    "RubricRootError",
+    "Rule",
+    "check",
+    "keys_of",
+    "list_rubrics",
+    "load_rubric",
+    "load_rubric_by_id",
+    "parse",
+    "validate_rubrics",
 ]

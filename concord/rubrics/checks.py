@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from concord.errors import ConcordError
+from concord.rubrics.checklist_checks import check_checklist
 
 RESERVED_KEYS = ("Enter", "S", "F", "U", "Z")  # submit, skip, flag, undo, zoom
 DEFAULT_KEY_ROWS = ("1234567890", "qwertyiop")  # by criterion position; "u" is reserved
@@ -26,7 +27,7 @@ COMBINE_METHODS = ("geometric_mean", "arithmetic_mean")
 _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "score": (
         ("id", "title", "task", "source", "scale", "criteria"),
-        ("protocol", "inputs", "guide", "combine", "notes", "variant_of"),
+        ("protocol", "inputs", "guide", "combine", "notes", "variant_of", "checklist"),
     ),
     "rank": (
         ("id", "title", "task", "source", "protocol", "criteria"),
@@ -38,9 +39,9 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "level": (("value", "label", "description"), ()),
     "combine": (("method", "criteria"), ("description",)),
 }
-_RANK = frozenset({"scale", "combine", "levels", "keys"})  # score-only keys
+_RANK = frozenset({"scale", "combine", "levels", "keys", "checklist"})  # score-only keys
 _NOT_TEXT = {"source", "scale", "criteria", "protocol", "inputs", "combine", "levels", "keys",
-             "aliases"}
+             "aliases", "checklist"}
 _TEXT = {k for req, opt in _SPECS.values() for k in req + opt} - _NOT_TEXT - {"value", "method"}
 
 
@@ -172,10 +173,14 @@ def check(data: Mapping[str, Any], path: Path) -> list[RubricProblem]:
     criteria = data.get("criteria")
     if "criteria" in data and (not isinstance(criteria, list) or not criteria):
         out.add("criteria", f"must be a non-empty list, got {criteria!r}")
-    elif criteria:
-        _check_criteria(out, criteria, scale, rank)
+    used: dict[str, str] = {}  # casefolded keyboard key -> where it is bound
+    if criteria and isinstance(criteria, list):
+        _check_criteria(out, criteria, scale, rank, used, data.get("checklist"))
     if "combine" in data and not rank and out.mapping("combine", data["combine"], "combine"):
         _check_combine(out, data["combine"], criteria if isinstance(criteria, list) else [])
+    if "checklist" in data and not rank:
+        check_checklist(out, data["checklist"], criteria if isinstance(criteria, list) else [],
+                        scale, used)
     return list(out)
 
 
@@ -193,10 +198,10 @@ def _check_scale(out: _Problems, scale: Any) -> list[float] | None:
 
 
 def _check_criteria(
-    out: _Problems, criteria: list[Any], scale: list[float] | None, rank: bool
+    out: _Problems, criteria: list[Any], scale: list[float] | None, rank: bool,
+    used: dict[str, str], checklist: Any,
 ) -> None:
     seen: dict[str, int] = {}
-    used: dict[str, str] = {}  # casefolded keyboard key -> where it is bound
     for i, criterion in enumerate(criteria):
         where = f"criteria[{i}]"
         if not out.mapping(where, criterion, "rank_criterion" if rank else "criterion"):
@@ -215,7 +220,9 @@ def _check_criteria(
         if not rank and "levels" in criterion:
             _check_levels(out, where, criterion["levels"], scale)
         if not rank and scale is not None:
-            _check_keyboard(out, where, criterion, keys_of(criterion, i, len(scale)), used)
+            listed = isinstance(checklist, Mapping) and criterion.get("key") in checklist
+            _check_keyboard(out, where, criterion,
+                            keys_of(criterion, i, len(scale), checklisted=listed), used)
 
 
 def _check_aliases(out: _Problems, criteria: list[Any]) -> None:
@@ -263,10 +270,16 @@ def _check_levels(out: _Problems, where: str, levels: Any, scale: list[float] | 
         out.add(f"{where}.levels", f"no level for scale value(s) {missing} (scale {scale})")
 
 
-def keys_of(criterion: Mapping[str, Any], index: int, count: int) -> list[Any]:
-    """The explicit ``keys`` of a criterion, or the default row for its position (maybe [])."""
+def keys_of(criterion: Mapping[str, Any], index: int, count: int, *,
+            checklisted: bool = False) -> list[Any]:
+    """The explicit ``keys`` of a criterion, or the default row for its position (maybe []).
+
+    A criterion with a checklist has no default level keys: its value comes from the
+    ticks, and the keys go to the conditions (an override is chosen with the mouse)."""
     if "keys" in criterion:
         return criterion["keys"] if isinstance(criterion["keys"], list) else [criterion["keys"]]
+    if checklisted:
+        return []
     row = DEFAULT_KEY_ROWS[index] if index < len(DEFAULT_KEY_ROWS) else ""
     return list(row[:count]) if count <= len(row) else []
 

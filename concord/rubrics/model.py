@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from concord.rubrics import checklist as checklists
+from concord.rubrics.checklist import Checklist
 from concord.rubrics.checks import RubricError, RubricProblem, check, keys_of, parse
 
 DEFAULT_RUBRICS_DIR = Path(__file__).resolve().parents[2] / "rubrics"
@@ -75,6 +77,11 @@ class Rubric:
     notes: str = ""
     combine: Combine | None = None
     variant_of: str | None = None  # same criteria and scale as this rubric, other texts
+    checklists: tuple[Checklist, ...] = ()  # criteria whose value is derived from ticks
+
+    def checklist(self, key: str) -> Checklist | None:
+        """The checklist of criterion ``key``, or None when it is rated directly."""
+        return next((c for c in self.checklists if c.criterion == key), None)
 
     def resolve(self, name: str) -> Criterion | None:
         """The criterion called ``name`` (its key or one of its aliases), or None."""
@@ -213,7 +220,8 @@ def _build(data: Mapping[str, Any]) -> Rubric:
     criteria = []
     for i, raw in enumerate(data["criteria"]):
         by_value = {level["value"]: level for level in raw.get("levels", [])}
-        keys = keys_of(raw, i, len(scale)) or [None] * len(scale)
+        listed = raw["key"] in (data.get("checklist") or {})
+        keys = keys_of(raw, i, len(scale), checklisted=listed) or [None] * len(scale)
         levels = tuple(
             Level(value, by_value[value]["label"], by_value[value]["description"], key)
             for value, key in zip(scale, keys, strict=True)
@@ -232,4 +240,5 @@ def _build(data: Mapping[str, Any]) -> Rubric:
         combine=combine
         and Combine(combine["method"], tuple(combine["criteria"]), combine.get("description", "")),
         variant_of=data.get("variant_of"),
+        checklists=checklists.build(data),
     )
