@@ -56,9 +56,9 @@ def test_all_some_none_rules_derive_one_half_zero(tmp_path):
     assert sc.derive({"subject": True}) == 0.5
     assert sc.derive({"attributes": True, "subject": False}) == 0.5
     assert sc.derive({}) == 0
-    # The checklist criterion loses its default level keys; the conditions take digits,
-    # PR keeps its row.
-    assert [lv.key for lv in rubric.criterion("SC").levels] == [None] * 3
+    # The conditions take the digits; SC's level keys (bound only when the study rates
+    # without the checklist) and PR's row stay.
+    assert [lv.key for lv in rubric.criterion("SC").levels] == ["1", "2", "3"]
     assert [c.key for c in sc.conditions] == ["1", "2"]
     assert [lv.key for lv in rubric.criterion("PR").levels] == ["q", "w", "e"]
 
@@ -136,7 +136,8 @@ def test_more_conditions_than_default_keys_need_explicit_keys(tmp_path):
 def editing(db, tmp_path):
     """A study rated on the text-guided editing rubric (SC and PR checklists)."""
     manifest = make_folder_study(tmp_path / "ed", prompts=2, models=("m1",), k=1,
-                                 extra="rubric: imagenhub-text-guided-editing\n")
+                                 extra="rubric: imagenhub-text-guided-editing\n"
+                                       "checklist: true\n")
     from concord.services import studies
     studies.import_manifest(db, manifest)
     return db, "ed", invited(db, "ed")
@@ -233,6 +234,28 @@ def test_a_replayed_submission_stores_its_ticks_once(editing):
                 sub=item.submission)
     assert len(checklist.ticks_frame(db, item_study_id(db, study))) == 8
     assert checklist_store.last_answers(db, item.image_id, rid)["PR"].final == 0
+
+
+def test_a_study_without_checklist_true_rates_directly(db, tmp_path):
+    from concord.services import studies
+    manifest = make_folder_study(tmp_path / "pl", prompts=1, models=("m1",), k=1,
+                                 extra="rubric: imagenhub-text-guided-editing\n")
+    studies.import_manifest(db, manifest)
+    rid = invited(db, "pl")
+    item = rating.next_item(db, "pl", rid)
+    assert item.rubric.checklists == () and item.answers == {}
+    assert item.rubric.criterion("SC").levels[0].key == "1"
+    _submit(db, "pl", rid, item.image_id, {"SC": 2, "PR": 2}, {"anything": True})
+    assert checklist.ticks_frame(db, item_study_id(db, "pl")).empty
+
+
+def test_the_manifest_checklist_key_must_be_a_boolean(db, tmp_path):
+    from concord.errors import InputError
+    from concord.services import studies
+    manifest = make_folder_study(tmp_path / "bad", prompts=1, models=("m1",),
+                                 extra="checklist: yes please\n")
+    with pytest.raises(InputError, match="checklist.*expected true or false, got 'yes please'"):
+        studies.import_manifest(db, manifest)
 
 
 def test_without_ticks_the_values_are_taken_as_given(editing):

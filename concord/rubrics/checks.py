@@ -175,13 +175,23 @@ def check(data: Mapping[str, Any], path: Path) -> list[RubricProblem]:
         out.add("criteria", f"must be a non-empty list, got {criteria!r}")
     used: dict[str, str] = {}  # casefolded keyboard key -> where it is bound
     if criteria and isinstance(criteria, list):
-        _check_criteria(out, criteria, scale, rank, used, data.get("checklist"))
+        _check_criteria(out, criteria, scale, rank, used)
     if "combine" in data and not rank and out.mapping("combine", data["combine"], "combine"):
         _check_combine(out, data["combine"], criteria if isinstance(criteria, list) else [])
     if "checklist" in data and not rank:
         check_checklist(out, data["checklist"], criteria if isinstance(criteria, list) else [],
-                        scale, used)
+                        scale, _plain_keys(used, data["checklist"], criteria))
     return list(out)
+
+
+def _plain_keys(used: dict[str, str], checklist: Any, criteria: Any) -> dict[str, str]:
+    """The level keys still bound while the checklist is on: those of criteria without
+    one (a checklist criterion's level keys give way to its conditions' keys)."""
+    if not isinstance(checklist, Mapping) or not isinstance(criteria, list):
+        return dict(used)
+    listed = tuple(f"criteria[{i}]." for i, c in enumerate(criteria)
+                   if isinstance(c, Mapping) and c.get("key") in checklist)
+    return {k: where for k, where in used.items() if not where.startswith(listed)}
 
 
 def _check_scale(out: _Problems, scale: Any) -> list[float] | None:
@@ -199,7 +209,7 @@ def _check_scale(out: _Problems, scale: Any) -> list[float] | None:
 
 def _check_criteria(
     out: _Problems, criteria: list[Any], scale: list[float] | None, rank: bool,
-    used: dict[str, str], checklist: Any,
+    used: dict[str, str],
 ) -> None:
     seen: dict[str, int] = {}
     for i, criterion in enumerate(criteria):
@@ -220,9 +230,7 @@ def _check_criteria(
         if not rank and "levels" in criterion:
             _check_levels(out, where, criterion["levels"], scale)
         if not rank and scale is not None:
-            listed = isinstance(checklist, Mapping) and criterion.get("key") in checklist
-            _check_keyboard(out, where, criterion,
-                            keys_of(criterion, i, len(scale), checklisted=listed), used)
+            _check_keyboard(out, where, criterion, keys_of(criterion, i, len(scale)), used)
 
 
 def _check_aliases(out: _Problems, criteria: list[Any]) -> None:
@@ -270,16 +278,10 @@ def _check_levels(out: _Problems, where: str, levels: Any, scale: list[float] | 
         out.add(f"{where}.levels", f"no level for scale value(s) {missing} (scale {scale})")
 
 
-def keys_of(criterion: Mapping[str, Any], index: int, count: int, *,
-            checklisted: bool = False) -> list[Any]:
-    """The explicit ``keys`` of a criterion, or the default row for its position (maybe []).
-
-    A criterion with a checklist has no default level keys: its value comes from the
-    ticks, and the keys go to the conditions (an override is chosen with the mouse)."""
+def keys_of(criterion: Mapping[str, Any], index: int, count: int) -> list[Any]:
+    """The explicit ``keys`` of a criterion, or the default row for its position (maybe [])."""
     if "keys" in criterion:
         return criterion["keys"] if isinstance(criterion["keys"], list) else [criterion["keys"]]
-    if checklisted:
-        return []
     row = DEFAULT_KEY_ROWS[index] if index < len(DEFAULT_KEY_ROWS) else ""
     return list(row[:count]) if count <= len(row) else []
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -78,6 +79,10 @@ class Rubric:
     combine: Combine | None = None
     variant_of: str | None = None  # same criteria and scale as this rubric, other texts
     checklists: tuple[Checklist, ...] = ()  # criteria whose value is derived from ticks
+
+    def without_checklists(self) -> Rubric:
+        """The same rubric rated directly (a study that does not turn the checklist on)."""
+        return dataclasses.replace(self, checklists=()) if self.checklists else self
 
     def checklist(self, key: str) -> Checklist | None:
         """The checklist of criterion ``key``, or None when it is rated directly."""
@@ -220,8 +225,7 @@ def _build(data: Mapping[str, Any]) -> Rubric:
     criteria = []
     for i, raw in enumerate(data["criteria"]):
         by_value = {level["value"]: level for level in raw.get("levels", [])}
-        listed = raw["key"] in (data.get("checklist") or {})
-        keys = keys_of(raw, i, len(scale), checklisted=listed) or [None] * len(scale)
+        keys = keys_of(raw, i, len(scale)) or [None] * len(scale)
         levels = tuple(
             Level(value, by_value[value]["label"], by_value[value]["description"], key)
             for value, key in zip(scale, keys, strict=True)
