@@ -254,7 +254,7 @@ def test_the_manifest_checklist_key_must_be_a_boolean(db, tmp_path):
     from concord.services import studies
     manifest = make_folder_study(tmp_path / "bad", prompts=1, models=("m1",),
                                  extra="checklist: yes please\n")
-    with pytest.raises(InputError, match="checklist.*expected true or false, got 'yes please'"):
+    with pytest.raises(InputError, match=r"checklist.*expected true or false, got 'yes please'"):
         studies.import_manifest(db, manifest)
 
 
