@@ -263,3 +263,38 @@ def test_without_ticks_the_values_are_taken_as_given(editing):
     item = rating.next_item(db, study, rid)
     _submit(db, study, rid, item.image_id, {"SC": 2, "PR": 2}, None)
     assert checklist.ticks_frame(db, item_study_id(db, study)).empty
+
+
+# ---------------------------------------------------------------- export
+
+
+def test_export_checklist_writes_every_tick_and_the_override_reason(editing, tmp_path):
+    import csv
+    import io
+
+    from concord import export
+    from concord.cli import main
+    db, study, rid = editing
+    item = rating.next_item(db, study, rid)
+    _submit(db, study, rid, item.image_id, {"SC": 0, "PR": None}, {**ALL_SC, **ALL_PR},
+            reasons={"SC": "=cmd| a formula-looking reason"})
+    target = tmp_path / "ticks.csv"
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    assert main(["--db", path, "export", "--study", study, "--format", "checklist",
+                 "-o", str(target)]) == 0
+    rows = list(csv.DictReader(io.StringIO(target.read_text(encoding="utf-8"))))
+    assert list(rows[0]) == export.CHECKLIST_COLUMNS
+    assert len(rows) == 8
+    sc = [r for r in rows if r["criterion"] == "SC"]
+    assert [(r["condition"], r["ticked"]) for r in sc] == [
+        ("instruction_done", "1"), ("same_background", "1"), ("natural_complete", "1"),
+        ("no_extra_edits", "0")]
+    assert {(r["derived"], r["final"], r["reason"]) for r in sc} == {
+        ("1", "0", "'=cmd| a formula-looking reason")}  # neutralised for spreadsheets
+    assert {r["reason"] for r in rows if r["criterion"] == "PR"} == {""}
+    # A study without checklist answers exports the header only.
+    from concord.services import labels
+    rating.undo_last(db, study, rid)
+    empty = labels.export_bytes(db, study, "checklist")
+    assert empty.splitlines()[0].decode().split(",") == export.CHECKLIST_COLUMNS
+
