@@ -298,3 +298,45 @@ def test_export_checklist_writes_every_tick_and_the_override_reason(editing, tmp
     empty = labels.export_bytes(db, study, "checklist")
     assert empty.splitlines()[0].decode().split(",") == export.CHECKLIST_COLUMNS
 
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def test_stats_json_reports_agreement_per_condition(db, tmp_path, capsys):
+    import json
+
+    import krippendorff
+    import numpy as np
+
+    from concord.cli import main
+    from concord.services import studies
+    manifest = make_folder_study(tmp_path / "ag", prompts=2, models=("m1", "m2"), k=2,
+                                 extra="rubric: imagenhub-text-guided-editing\n"
+                                       "checklist: true\n")
+    studies.import_manifest(db, manifest)
+    raters = [invited(db, "ag", name) for name in ("ann", "ben")]
+    seen: dict[int, dict[int, int]] = {}
+    for n, rid in enumerate(raters):
+        while (item := rating.next_item(db, "ag", rid)) is not None:
+            # ann ticks same_background everywhere, ben only on even image ids
+            tick = n == 0 or item.image_id % 2 == 0
+            seen.setdefault(rid, {})[item.image_id] = int(tick)
+            _submit(db, "ag", rid, item.image_id, {"SC": None, "PR": None},
+                    {"instruction_done": True, "same_background": tick})
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    assert main(["--db", path, "stats", "--study", "ag", "--json", "--n-boot", "10",
+                 "--n-perm", "10"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = {r["condition"]: r for r in doc["checklist"]["conditions"]}
+    assert len(rows) == 8 and rows["instruction_done"]["percent_agreement"] == 1.0
+    images = sorted(seen[raters[0]])
+    matrix = np.array([[seen[rid][i] for i in images] for rid in raters], float)
+    bg = rows["same_background"]
+    assert bg["alpha_nominal"] == pytest.approx(krippendorff.alpha(
+        reliability_data=matrix, level_of_measurement="nominal"), abs=1e-12)
+    assert bg["percent_agreement"] == pytest.approx(float((matrix[0] == matrix[1]).mean()))
+    assert rows["no_extra_edits"]["alpha_nominal"] is None  # nobody ticked it: undefined
+    assert sorted(doc["checklist"]["overrides"], key=lambda r: r["criterion"]) == [
+        {"criterion": "PR", "n_ratings": 8, "n_overrides": 0, "share_overridden": 0.0},
+        {"criterion": "SC", "n_ratings": 8, "n_overrides": 0, "share_overridden": 0.0}]

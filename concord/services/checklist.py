@@ -16,9 +16,9 @@ from concord.rubrics import Rubric
 from concord.store import checklists as store
 from concord.store.checklists import Answer
 
-TICK_COLUMNS = ["image_id", "public_id", "prompt_id", "model", "sample", "rater", "criterion",
-                "rubric", "condition", "ticked", "derived", "final", "reason", "submission",
-                "time"]
+TICK_COLUMNS = ["image_id", "public_id", "prompt_id", "dimension", "model", "sample", "rater",
+                "criterion", "rubric", "condition", "ticked", "derived", "final", "reason",
+                "submission", "time"]
 
 
 def derive(rubric: Rubric, ticks: Mapping[str, bool]) -> dict[str, float]:

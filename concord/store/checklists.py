@@ -64,7 +64,7 @@ def last_answers(db: Database, image_id: int, rater_id: int) -> dict[str, Answer
 
 
 _CURRENT = """
-SELECT c.image_id, i.public_id, p.key AS prompt_id, m.name AS model, i.sample,
+SELECT c.image_id, i.public_id, p.key AS prompt_id, p.dimension, m.name AS model, i.sample,
        rt.name AS rater, c.criterion, k.rubric, t.condition, t.ticked, k.derived, k.final,
        k.reason, c.submission, c.created_at AS time
 FROM current_ratings c
@@ -81,6 +81,6 @@ ORDER BY p.position, m.name, i.sample, rt.name, c.criterion, t.position
 
 def current_ticks(db: Database, study_id: int) -> list[dict]:
     """One row per condition of every current rating that came with a checklist:
-    ``image_id, public_id, prompt_id, model, sample, rater, criterion, rubric, condition,
+    ``image_id, public_id, prompt_id, dimension, model, sample, rater, criterion, rubric, condition,
     ticked (0/1), derived, final, reason, submission, time``."""
     return list(db.query(_CURRENT, [study_id]))
