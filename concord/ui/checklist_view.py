@@ -42,5 +42,5 @@ def reason(criterion: str) -> None:
 
 def key_bindings(rubric: Rubric) -> dict[str, tuple[str, int, bool]]:
     """Each condition's key clicks its checkbox (a rerun: the derived value updates)."""
-    return {cond.key.lower(): (widgets.widget_css(rs.cond_key(i), "label"), 0, True)
+    return {cond.key.lower(): (widgets.widget_css(rs.cond_key(i), "input"), 0, True)
             for i, (_, cond) in enumerate(rs.conditions(rubric)) if cond.key}
