@@ -19,6 +19,7 @@ SC_IDS = ["most_requirements", "high_level_match", "low_level_match"]
 def checklist_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     db_path = tmp_path / "app.db"
     monkeypatch.setenv("CONCORD_DB", str(db_path))
+    monkeypatch.setenv("CONCORD_ADMIN_SECRET", "letmein")
     manifest = make_folder_study(tmp_path / "cl", prompts=2, models=("alpha", "beta"), k=1,
                                  extra="rubric: imagenhub-text-to-image\nchecklist: true\n")
     db = open_db(db_path)
@@ -94,3 +95,26 @@ def test_a_study_without_the_checklist_shows_the_plain_screen(tmp_path, monkeypa
     at = rater_app(invite.url.split("token=")[1])
     assert len(at.checkbox) == 0 and len(at.text_input) == 0
     assert [r.key for r in at.radio] == ["rate_SC", "rate_PR"]
+
+
+def test_the_dashboard_shows_agreement_per_condition(checklist_env, tmp_path):
+    from concord.services import rating
+    from concord.services.common import new_submission
+    from concord.store.raters import rater_for_token
+    from tests.app.test_page_dashboard import frame_values, pick_study, researcher_dashboard
+    db = checklist_env["db"]
+    studies.import_manifest(db, make_folder_study(
+        tmp_path / "two", prompts=2, models=("alpha", "beta"), k=2,
+        extra="rubric: imagenhub-text-to-image\nchecklist: true\n"))
+    for invite in studies.invite(db, "two", ["cy", "di"], "http://x"):
+        rid = rater_for_token(db, invite.url.split("token=")[1]).id
+        while (item := rating.next_item(db, "two", rid)) is not None:
+            rating.submit(db, "two", rid, item.image_id, {"SC": None, "PR": None},
+                          submission=new_submission(),
+                          ticks={"most_requirements": True, "no_obvious_flaws": True})
+    at = pick_study(researcher_dashboard(), "two")
+    assert not at.exception
+    table = next(f for f in frame_values(at) if "alpha_nominal" in f.columns
+                 and "condition" in f.columns)
+    row = table.set_index("condition").loc["most_requirements"]
+    assert row["percent_agreement"] == 1.0 and row["n_images"] == 4
