@@ -109,7 +109,8 @@ def serve(args: list[str], env: dict) -> tuple[str, subprocess.Popen]:
     return url, proc
 
 
-def run_concord(tmp: Path, images: Path, submits: int, browser) -> list[float]:
+def run_concord(tmp: Path, images: Path, submits: int, browser,
+                checklist: bool = False) -> list[float]:
     study = tmp / "study"
     (study / "images" / "model-a").mkdir(parents=True)
     rows = ["prompt_id,prompt"] + [f"p{i},prompt number {i}" for i in range(submits + 5)]
@@ -118,7 +119,8 @@ def run_concord(tmp: Path, images: Path, submits: int, browser) -> list[float]:
         # A hard link: a symlink out of the study root would be refused by the importer.
         (study / "images" / "model-a" / f"p{i}.png").hardlink_to(images / f"p{i}.png")
     (study / "study.yaml").write_text("name: bench\nlayout: folder\nroot: images\n"
-                                      "prompts: prompts.csv\nraters_per_item: 1\n")
+                                      "prompts: prompts.csv\nraters_per_item: 1\n"
+                                      + ("checklist: true\n" if checklist else ""))
     db_path = tmp / "bench.db"
     db = open_db(db_path)
     studies.import_manifest(db, study / "study.yaml")
@@ -132,10 +134,13 @@ def run_concord(tmp: Path, images: Path, submits: int, browser) -> list[float]:
         times = []
         for n in range(submits):
             page.wait_for_timeout(THINK_MS)
-            page.keyboard.press("3")
-            page.keyboard.press("w")
+            # Checklist: tick three conditions (each a rerun that re-derives the value);
+            # otherwise choose SC and PR levels.
+            for key in ("1", "2", "4") if checklist else ("3", "w"):
+                page.keyboard.press(key)
             page.wait_for_function(
                 "() => document.querySelectorAll('[role=radiogroup] input:checked').length === 2"
+                " && !window.__concordKeys.busy && window.__concordKeys.queue.length === 0"
                 " && document.querySelector('[data-testid=stApp]')"
                 ".getAttribute('data-test-script-state') === 'notRunning'")
             times.append(page.evaluate(MEASURE_JS, ["[class*='st-key-rate_submit'] button",
@@ -175,6 +180,8 @@ def summary(name: str, times: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--submits", type=int, default=75)
+    parser.add_argument("--checklist", action="store_true",
+                        help="also time the scoring page with the rubric checklist on")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -189,10 +196,14 @@ def main() -> None:
               f"in {time.perf_counter() - t0:.0f} s")
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         concord = run_concord(tmp, images, args.submits, browser)
+        listed = run_concord(tmp / "c", images, args.submits, browser, checklist=True) \
+            if args.checklist else None
         baseline = run_baseline(tmp, images, args.submits, browser)
         browser.close()
     print("\n| app | submits | p50 ms | p95 ms | max ms |\n|---|---|---|---|---|")
     print(summary("Concord scoring page", concord))
+    if listed is not None:
+        print(summary("Concord scoring page, checklist on (3 ticks per image)", listed))
     print(summary("minimal Streamlit form app (same machine, same run)", baseline))
 
 
