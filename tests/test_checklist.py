@@ -340,3 +340,14 @@ def test_stats_json_reports_agreement_per_condition(db, tmp_path, capsys):
     assert sorted(doc["checklist"]["overrides"], key=lambda r: r["criterion"]) == [
         {"criterion": "PR", "n_ratings": 8, "n_overrides": 0, "share_overridden": 0.0},
         {"criterion": "SC", "n_ratings": 8, "n_overrides": 0, "share_overridden": 0.0}]
+
+
+def test_deleting_the_study_removes_its_ticks(editing):
+    from concord.services import studies
+    db, study, rid = editing
+    item = rating.next_item(db, study, rid)
+    _submit(db, study, rid, item.image_id, {"SC": None, "PR": None}, ALL_SC)
+    studies.delete(db, study)
+    assert checklist_store.last_answers(db, item.image_id, rid) == {}
+    assert [db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+            for t in ("rating_checklists", "rating_ticks")] == [0, 0]
