@@ -111,7 +111,8 @@ def serve(args: list[str], env: dict) -> tuple[str, subprocess.Popen]:
     return url, proc
 
 
-def concord_page(tmp: Path, images: Path, submits: int, browser, servers: list):
+def concord_page(tmp: Path, images: Path, submits: int, browser, servers: list,
+                 checklist: bool = False):
     """Concord on a fresh study of ``submits + 5`` images, signed in as a rater."""
     study = tmp / "study"
     (study / "images" / "model-a").mkdir(parents=True)
@@ -121,7 +122,8 @@ def concord_page(tmp: Path, images: Path, submits: int, browser, servers: list):
         # A hard link: a symlink out of the study root would be refused by the importer.
         (study / "images" / "model-a" / f"p{i}.png").hardlink_to(images / f"p{i}.png")
     (study / "study.yaml").write_text("name: bench\nlayout: folder\nroot: images\n"
-                                      "prompts: prompts.csv\nraters_per_item: 1\n")
+                                      "prompts: prompts.csv\nraters_per_item: 1\n"
+                                      + ("checklist: true\n" if checklist else ""))
     db_path = tmp / "bench.db"
     db = open_db(db_path)
     studies.import_manifest(db, study / "study.yaml")
@@ -135,12 +137,15 @@ def concord_page(tmp: Path, images: Path, submits: int, browser, servers: list):
     return page
 
 
-def concord_submit(page, n: int) -> float:
+def concord_submit(page, n: int, checklist: bool = False) -> float:
     """Choose both scores with the keyboard, then time submit → next image shown."""
-    page.keyboard.press("3")
-    page.keyboard.press("w")
+    # Checklist: tick three conditions (each a rerun that re-derives the value);
+    # otherwise choose SC and PR levels.
+    for key in ("1", "2", "4") if checklist else ("3", "w"):
+        page.keyboard.press(key)
     page.wait_for_function(
         "() => document.querySelectorAll('[role=radiogroup] input:checked').length === 2"
+        " && !window.__concordKeys.busy && window.__concordKeys.queue.length === 0"
         " && document.querySelector('[data-testid=stApp]')"
         ".getAttribute('data-test-script-state') === 'notRunning'")
     t = page.evaluate(MEASURE_JS, ["[class*='st-key-rate_submit'] button",
@@ -166,20 +171,23 @@ def baseline_submit(page) -> float:
                                       '[data-testid="stImage"] img', False])
 
 
-def run_both(tmp: Path, images: Path, submits: int,
-             browsers: tuple) -> tuple[list[float], list[float]]:
+def run_all(tmp: Path, images: Path, submits: int, browsers: tuple) -> list[list[float]]:
     """Submits alternate between the two apps, so a change in the machine's load (a shared
-    machine) weighs on both alike; each waits ``THINK_MS`` before its submit."""
+    machine) weighs on all alike; each waits ``THINK_MS`` before its submit. A third browser
+    times Concord with the rubric checklist on."""
     servers: list = []
     try:
-        concord = concord_page(tmp, images, submits, browsers[0], servers)
-        baseline = baseline_page(tmp, images, browsers[1], servers)
-        times: tuple[list[float], list[float]] = ([], [])
+        pages = [concord_page(tmp, images, submits, browsers[0], servers),
+                 baseline_page(tmp, images, browsers[1], servers)]
+        if len(browsers) > 2:
+            pages.append(concord_page(tmp / "c", images, submits, browsers[2], servers,
+                                      checklist=True))
+        times: list[list[float]] = [[] for _ in pages]
         for n in range(submits):
-            concord.wait_for_timeout(THINK_MS)
-            times[0].append(concord_submit(concord, n))
-            baseline.wait_for_timeout(THINK_MS)
-            times[1].append(baseline_submit(baseline))
+            for i, page in enumerate(pages):
+                page.wait_for_timeout(THINK_MS)
+                times[i].append(baseline_submit(page) if i == 1 else
+                                concord_submit(page, n, checklist=i == 2))
         return times
     finally:
         for proc in servers:
@@ -195,6 +203,8 @@ def summary(name: str, times: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--submits", type=int, default=75)
+    parser.add_argument("--checklist", action="store_true",
+                        help="also time the scoring page with the rubric checklist on")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -210,12 +220,14 @@ def main() -> None:
         # One browser per app: a second tab of one browser is a background tab, which gets
         # no animation frames.
         browsers = tuple(p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                         for _ in range(2))
-        concord, baseline = run_both(tmp, images, args.submits, browsers)
+                         for _ in range(3 if args.checklist else 2))
+        concord, baseline, *listed = run_all(tmp, images, args.submits, browsers)
         for browser in browsers:
             browser.close()
     print("\n| app | submits | p50 ms | p95 ms | max ms |\n|---|---|---|---|---|")
     print(summary("Concord scoring page", concord))
+    if listed:
+        print(summary("Concord scoring page, checklist on (3 ticks per image)", listed[0]))
     print(summary("plain Streamlit form app (same run, submits interleaved)", baseline))
     ratio = [statistics.quantiles(t, n=100)[94] for t in (concord, baseline)]
     print(f"\np95 ratio Concord / plain app: {ratio[0] / ratio[1]:.2f} "

@@ -25,7 +25,13 @@ COLUMNS = [
     "study", "kind", "prompt_id", "prompt", "model", "sample", "rater", "criterion", "value",
     "rank", "position", "seconds", "time", "left_model", "right_model", "outcome",
 ]
-FORMATS = ("csv", "jsonl", "parquet", "imagenhub")
+FORMATS = ("csv", "jsonl", "parquet", "imagenhub", "checklist")
+# ``--format checklist``: one row per current rating x condition of a checklist study
+# (docs/rubrics.md); ticked is 1/0, reason is set only when final differs from derived.
+CHECKLIST_COLUMNS = [
+    "study", "prompt_id", "model", "sample", "rater", "criterion", "rubric", "condition",
+    "ticked", "derived", "final", "reason", "time",
+]
 # Characters that make Excel/LibreOffice/Sheets treat a cell as a formula (OWASP).
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 

@@ -4,7 +4,7 @@ import streamlit as st
 
 from concord.rubrics import Rubric
 from concord.services import rating
-from concord.ui import onboarding_view, session, widgets
+from concord.ui import checklist_view, onboarding_view, session, widgets
 from concord.ui import rate_state as rs
 
 user = session.require_user()
@@ -17,21 +17,29 @@ default_rubric = rating.study_rubric(session.db(), study, rater_id)
 widgets.rater_style()
 
 
-def level_label(criterion, value: float) -> str:
+def level_label(criterion, value: float, listed: bool = False) -> str:
     level = criterion.level(value)
-    hint = f"[{level.key.upper()}] " if level.key else ""
+    # A checklist criterion's level keys give way to its conditions' keys.
+    hint = f"[{level.key.upper()}] " if level.key and not listed else ""
     return f"{hint}{value:g} · {level.label}"
 
 
 def choices(editing: bool, rubric: Rubric) -> None:
     # One form: choosing a level changes nothing on the server; only the submit runs.
+    # The checklist's ticks sit outside it (checklist_view): a tick re-derives the value.
+    checklist_view.conditions(rubric)
     with st.form("rate_form", border=False, enter_to_submit=False):
         for criterion in rubric.criteria:
+            listed = rubric.checklist(criterion.key) is not None
             st.radio(
-                f"**{criterion.key}** — {criterion.name}", list(criterion.values), index=None,
-                format_func=lambda v, c=criterion: level_label(c, v),
+                f"**{criterion.key}** — {criterion.name}"
+                + (" (from the checklist; choose another value to override)" if listed else ""),
+                list(criterion.values), index=None,
+                format_func=lambda v, c=criterion, x=listed: level_label(c, v, x),
                 captions=[lv.description for lv in criterion.levels], horizontal=True,
                 key=rs.choice_key(criterion.key), help=criterion.definition)
+            if listed:
+                checklist_view.reason(criterion.key)
         st.form_submit_button("Save changes ⏎" if editing else "Submit ⏎", type="primary",
                               key="rate_submit", on_click=rs.submit,
                               args=(study, rater_id, rubric))
@@ -83,10 +91,13 @@ def side_form(kind: str) -> None:
 def keys(item: rating.Item | None, rubric: Rubric) -> widgets.Keys:
     bindings: dict[str, tuple[str, int, bool]] = {}
     for criterion in rubric.criteria:
+        if rubric.checklist(criterion.key) is not None:
+            continue  # its keys go to the conditions (checklist_view.key_bindings)
         radio = widgets.widget_css(rs.choice_key(criterion.key), "[role='radiogroup'] label")
         for i, level in enumerate(criterion.levels):
             if level.key:
                 bindings[level.key.lower()] = (radio, i, False)
+    bindings.update(checklist_view.key_bindings(rubric))
     bindings.update(widgets.button_keys({"Enter": "rate_submit", "s": "rate_skip_btn",
                                          "f": "rate_flag", "u": "rate_undo",
                                          "z": "rate_zoom"}))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from concord.errors import RatingError
-from concord.rubric_inline import (
+from concord.rubrics.inline import (
     InlineScaleError,
     describe,
     from_settings,

@@ -115,7 +115,8 @@ def test_json_sections_directions_and_strict_json(seeded, capsys):
     doc = json_doc(capsys, db_path, "--study", "dash", "--by-dimension")
     assert set(doc) == {"meta", "human", "agreement", "rankings", "human_vs_metric",
                         "human_vs_metric_per_model", "rater_vs_rest", "raters",
-                        "disagreements", "benchmarks", "by_dimension", "pairs"}
+                        "disagreements", "benchmarks", "by_dimension", "pairs", "checklist"}
+    assert doc["checklist"] == {"conditions": [], "overrides": []}
     assert doc["meta"]["rubric"] == "imagenhub-text-to-image" and doc["meta"]["criteria"] == [
         "PR", "SC"]
     assert doc["meta"]["study"] == "dash" and doc["meta"]["lower_is_better"] == ["gned"]

@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "export", help="export the human labels of a study",
         description="One row per current rating, per ranked image and per pair judgment "
-                    "(column 'kind'). "
+                    "(column 'kind'); checklist writes one row per rating and checklist "
+                    "condition (ticked, derived and final value, override reason) as CSV. "
                     "csv/jsonl/parquet write one file (stdout when -o is omitted, except "
                     "parquet); imagenhub writes <Task>/<Task>_<rater>.tsv files into a folder.")
     p.add_argument("--study", required=True, help="the study to export")

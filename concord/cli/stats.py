@@ -175,6 +175,12 @@ def print_report(doc: dict) -> None:
     _section("Agreement per dimension and model", by_dim.get("agreement", []), _agreement)
     _print_rankings(doc["rankings"])
     _print_pairs(doc["pairs"])
+    checklist = doc.get("checklist") or {}
+    _section("Checklist: agreement per condition", checklist.get("conditions", []), _plain(
+        ("criterion", "condition", "n_images", "n_raters", "share_ticked", "percent_agreement",
+         "alpha_nominal")))
+    _section("Checklist: overrides of the derived value", checklist.get("overrides", []),
+             _plain(("criterion", "n_ratings", "n_overrides", "share_overridden")))
     _section(f"Human vs metric (model level: {meta['model_score']})", doc["human_vs_metric"],
              _correlation)
     _section("Per-model item-level correlation, combined over models",

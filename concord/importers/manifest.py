@@ -31,7 +31,7 @@ LAYOUTS = ("folder", "imagenhub", "paircomp", "geneval2", "tiif", "paraphrase")
 KNOWN_KEYS = {
     "name", "description", "protocol", "rubric", "layout", "root", "prompts", "questions",
     "models", "raters_per_item", "ranking", "gold", "max_pixels", "tasks", "variants",
-    "benchmark", "seed", "lease_minutes", "quality", "pairs", "rubrics", "crowd",
+    "benchmark", "seed", "lease_minutes", "quality", "pairs", "rubrics", "crowd", "checklist",
 }
 MAX_LEASE_MINUTES = 7 * 24 * 60
 RANKING_KEYS = {"prompts_per_dimension", "prompts", "seed", "ties", "sample", "criteria"}
@@ -76,6 +76,7 @@ class Manifest:
     pairs: PairSettings = field(default_factory=PairSettings)
     rubrics: dict[str, str] = field(default_factory=dict)  # dimension -> its own rubric id
     crowd: CrowdSettings = field(default_factory=CrowdSettings)
+    checklist: bool = False  # raters tick the rubric's conditions (docs/rubrics.md)
 
     def settings(self) -> dict[str, Any]:
         """Study settings stored in the database."""
@@ -92,6 +93,7 @@ class Manifest:
             **({"quality": self.quality} if self.quality else {}),
             **({"pairs": pairs} if pairs else {}),
             **({"crowd": self.crowd.stored()} if self.crowd.stored() else {}),
+            **({"checklist": True} if self.checklist else {}),
             "ranking": {"ties": r.ties, "sample": r.sample, "seed": r.seed,
                         "prompts_per_dimension": r.prompts_per_dimension},
         }
@@ -147,6 +149,9 @@ def _build(path: Path, d: dict[str, Any], problems: list[Problem]) -> Manifest |
                  rubric=_rubric(d, protocol, bad), layout=str(layout), root=root or base,
                  description=str(d.get("description", "")))
     m.rubrics = _rubrics(d.get("rubrics"), bad)
+    m.checklist = d.get("checklist", False)
+    if not isinstance(m.checklist, bool):
+        bad("checklist", f"expected true or false, got {m.checklist!r}")
     _fill_files(m, d, base, bad)
     _fill_numbers(m, d, bad)
     m.ranking = _ranking(d.get("ranking"), bad)

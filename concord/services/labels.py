@@ -11,6 +11,7 @@ from sqlite_utils import Database
 
 from concord import export
 from concord.errors import ConcordError
+from concord.services import checklist
 from concord.services.exclusions import without_excluded
 from concord.services.ratings_import import RatingsImport, import_ratings  # noqa: F401
 from concord.store import exclusions, frames
@@ -46,10 +47,24 @@ def pair_judgments(db: Database, study_name: str, *,
                             _excluded(db, study_id, include_excluded))
 
 
+def checklist_ticks(db: Database, study_name: str, *,
+                    include_excluded: bool = False) -> pd.DataFrame:
+    """The ticks behind the current ratings of a checklist study, one row per rating x
+    condition (:data:`concord.export.CHECKLIST_COLUMNS`; without excluded raters by
+    default). Empty when no rating came with a checklist."""
+    study_id = study_store.get_study(db, study_name).id
+    frame = without_excluded(checklist.ticks_frame(db, study_id),
+                             _excluded(db, study_id, include_excluded))
+    return frame.assign(study=study_name)[export.CHECKLIST_COLUMNS]
+
+
 def export_bytes(db: Database, study_name: str, fmt: str, *,
                  include_excluded: bool = False) -> bytes:
-    """The study's labels in ``csv``, ``jsonl`` or ``parquet`` (excluded raters left out
-    unless ``include_excluded``)."""
+    """The study's labels in ``csv``, ``jsonl`` or ``parquet``, or the checklist ticks as
+    CSV (``checklist``); excluded raters are left out unless ``include_excluded``."""
+    if fmt == "checklist":
+        return export.to_csv_bytes(checklist_ticks(db, study_name,
+                                                   include_excluded=include_excluded))
     frame = export.labels_frame(ratings(db, study_name, include_excluded=include_excluded),
                                 rankings(db, study_name, include_excluded=include_excluded),
                                 pair_judgments(db, study_name,

@@ -14,7 +14,8 @@ from sqlite_utils import Database
 
 from concord.errors import RatingError
 from concord.rubrics import Rubric
-from concord.services import common, rubric_choice
+from concord.services import checklist, common, rubric_choice
+from concord.store import checklists as checklist_store
 from concord.store import items, work
 from concord.store import ratings as rating_store
 from concord.store.db import audit, transaction
@@ -39,6 +40,9 @@ class Item:
     progress: common.Progress | None = None
     preload: Path | None = None  # the image most likely shown next (sent ahead, off screen)
     rubric: Rubric | None = None  # the rubric of this image's dimension (task)
+    # The rater's latest checklist answers (ticks, derived value, override reason) by
+    # criterion, also those an undo took back: an edit shows the earlier ticks.
+    answers: dict[str, checklist_store.Answer] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +65,7 @@ def _item(db: Database, study, image_id: int, rater_id: int,
     undo took back (so the rater sees what they had chosen)."""
     row = items.image(db, image_id)
     base = Path(study.root or ".")
+    rubric = rubric_choice.rubric_for(study, row.dimension)
     return Item(
         image_id=row.id, public_id=row.public_id, prompt=row.prompt,
         image_path=base / (row.path or ""),
@@ -72,7 +77,9 @@ def _item(db: Database, study, image_id: int, rater_id: int,
         flags=tuple(work.notes(db, study.id, rater_id, UNIT, image_id, "flag")),
         progress=pick.progress if pick else common.progress(db, study, rater_id, UNIT),
         preload=_file_of(db, study, pick.following) if pick else None,
-        rubric=rubric_choice.rubric_for(study, row.dimension),
+        rubric=rubric,
+        answers=checklist_store.last_answers(db, image_id, rater_id) if rubric.checklists
+        else {},
     )
 
 
@@ -123,16 +130,26 @@ def check_values(rubric: Rubric, values: Mapping[str, float]) -> dict[str, float
 
 
 def submit(db: Database, study_name: str, rater_id: int, image_id: int,
-           values: Mapping[str, float], *, submission: str, edit: bool = False,
-           actor: str = "rater") -> SubmitResult:
+           values: Mapping[str, float | None], *, submission: str, edit: bool = False,
+           actor: str = "rater", ticks: Mapping[str, bool] | None = None,
+           reasons: Mapping[str, str] | None = None) -> SubmitResult:
     """Store a rating (or, with ``edit``, a new revision of one).
+
+    With ``ticks`` (condition id -> ticked) the rubric's checklists derive the values of
+    their criteria (a value left None takes the derived one; another value needs a reason
+    in ``reasons``, criterion -> text), and the ticks are stored with the rating. Without
+    ``ticks`` the values are taken as given (imports, scripts).
 
     A repeated submission (double click, rerun, a second tab showing the same item) is
     recognised by its submission id, or because the image already has a current rating
     and this is not an edit, and stores nothing.
     """
     study = common.member_study(db, study_name, rater_id)
-    clean = check_values(rubric_choice.rubric_for_image(db, study, image_id), values)
+    rubric = rubric_choice.rubric_for_image(db, study, image_id)
+    found: list[checklist_store.Answer] = []
+    if ticks is not None and rubric.checklists:
+        values, found = checklist.answers(rubric, values, ticks, reasons)
+    clean = check_values(rubric, values)
     with transaction(db):
         assignment = work.get_assignment(db, study.id, rater_id, UNIT, image_id)
         common.require(assignment is not None, f"image {image_id} was never given to you")
@@ -144,6 +161,7 @@ def submit(db: Database, study_name: str, rater_id: int, image_id: int,
         rating_store.insert_rating(db, study.id, image_id, rater_id, clean,
                                    submission=submission, action="edit" if edit else "rate",
                                    seconds=seconds)
+        checklist_store.insert(db, submission, rubric.id, found)
         work.close(db, study.id, rater_id, UNIT, image_id, "done")
         if edit:
             audit(db, actor, "edit_rating", study.name, image_id=image_id, values=clean)

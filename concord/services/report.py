@@ -17,6 +17,7 @@ import pandas as pd
 from sqlite_utils import Database
 
 from concord.errors import NotFoundError
+from concord.services import checklist
 from concord.services.exclusions import without_excluded
 from concord.services.report_settings import (
     DERIVED_NAME,
@@ -25,6 +26,7 @@ from concord.services.report_settings import (
 )
 from concord.stats import full_report
 from concord.stats.benchmarks.stored import SECTIONS, benchmark_tables, image_scores
+from concord.stats.checklist import condition_agreement, overrides
 from concord.stats.report import records
 from concord.store import exclusions, frames
 from concord.store import studies as study_store
@@ -56,6 +58,7 @@ class StudyFrames:
     study: study_store.Study | None = None
     excluded: list[dict] = field(default_factory=list)
     pairs: pd.DataFrame | None = None
+    checklist: pd.DataFrame | None = None  # the Ticks frame (concord.stats.checklist)
 
 
 def data_version(db: Database) -> tuple[str, ...]:
@@ -101,19 +104,22 @@ def load_frames(db: Database, study_name: str, *, dimension: str | None = None,
                                                     times=False), names)
     rankings = without_excluded(frames.rankings_frame(db, study.id), names)
     pairs = without_excluded(frames.pairs_frame(db, study.id), names)
+    ticks = without_excluded(checklist.ticks_frame(db, study.id), names)
     scores = frames.scores_frame(db, study.id)
     gold = frames.gold_frame(db, study.id)
     if dimension is not None:
         ratings = ratings[(ratings["dimension"] == dimension).to_numpy()]
         rankings = rankings[rankings["dimension"] == dimension]
         pairs = pairs[pairs["dimension"] == dimension]
+        ticks = ticks[ticks["dimension"] == dimension]
         scores = scores[scores["dimension"] == dimension]
     if metric is not None:
         scores = scores[scores["metric"] == metric]
     return StudyFrames(ratings.reset_index(drop=True),
                        None if rankings.empty else rankings.reset_index(drop=True),
                        scores.reset_index(drop=True), None if gold.empty else gold,
-                       study, excluded, None if pairs.empty else pairs.reset_index(drop=True))
+                       study, excluded, None if pairs.empty else pairs.reset_index(drop=True),
+                       None if ticks.empty else ticks.reset_index(drop=True))
 
 
 def study_report(db: Database, study_name: str, *, n_boot: int = 1000, n_perm: int = 1000,
@@ -176,9 +182,19 @@ def report_of(data: StudyFrames, study_name: str, *, n_boot: int = 1000, n_perm:
     doc["raters"]["excluded"] = [dict(r) for r in data.excluded]
     if info is not None and doc["disagreements"]:
         doc["disagreements"] = _with_images(doc["disagreements"], info)
+    doc["checklist"] = checklist_section(data.checklist)
     tables = benchmark_tables(data.scores)
     doc["benchmarks"] = {k: records(tables.get(k)) for k in (*SECTIONS, "problems")}
     return doc
+
+
+def checklist_section(ticks: pd.DataFrame | None) -> dict[str, list[dict]]:
+    """``checklist``: agreement per condition and override shares (empty lists for a study
+    without checklist answers)."""
+    if ticks is None or ticks.empty:
+        return {"conditions": [], "overrides": []}
+    return {"conditions": records(condition_agreement(ticks)),
+            "overrides": records(overrides(ticks))}
 
 
 def _with_images(rows: list[dict], info: pd.DataFrame) -> list[dict]:

@@ -15,14 +15,14 @@ from typing import Any
 from sqlite_utils import Database
 
 from concord.errors import ConcordError, RatingError
-from concord.rubric_inline import (
+from concord.rubrics import Rubric, list_rubrics
+from concord.rubrics.inline import (
     describe,
     from_settings,
     inline_rubric,
     parse_criteria,
     to_settings,
 )
-from concord.rubrics import Rubric, list_rubrics
 from concord.services import common
 from concord.store import items
 from concord.store.studies import Study
@@ -67,6 +67,11 @@ def study_rubrics(study: Study) -> StudyRubrics:
     elif study.rubric:
         default = common.rubric(study.rubric)
     per = {str(d): common.rubric(str(r)) for d, r in (settings.get("rubrics") or {}).items()}
+    if not settings.get("checklist"):
+        # The checklist is the study's choice (manifest ``checklist: true``): a study
+        # replicating ImagenHub's direct SC/PR scores rates the same rubric without it.
+        default = default and default.without_checklists()
+        per = {d: r.without_checklists() for d, r in per.items()}
     return StudyRubrics(default, per)
 
 

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from concord.errors import InputError, Problem, ProblemLog
 from concord.importers.imagenhub_tsv import TASK_RUBRICS
-from concord.rubric_inline import MAX_LEVELS
 from concord.rubrics import Rubric
+from concord.rubrics.inline import MAX_LEVELS
 from concord.services import common
 from concord.services.rubric_choice import Choice, StudyRubrics, score_rubrics
 from concord.store.staging import Group

@@ -534,3 +534,38 @@ def m701_crowd_studies(db: Database) -> None:
     and practice (qualification) result, and the practice answers (kept apart from the
     ratings: practice is not data)."""
     _run_script(db, _CROWD)
+
+
+# Migrations of the checklist branch are numbered from 801 so they never clash with others.
+_CHECKLISTS = """
+CREATE TABLE rating_checklists (
+    submission TEXT NOT NULL,
+    criterion TEXT NOT NULL,
+    rubric TEXT NOT NULL,
+    derived REAL NOT NULL,
+    final REAL NOT NULL,
+    reason TEXT,
+    PRIMARY KEY (submission, criterion),
+    FOREIGN KEY (submission, criterion) REFERENCES ratings(submission, criterion)
+        ON DELETE CASCADE,
+    CHECK (final = derived OR (reason IS NOT NULL AND length(trim(reason)) > 0))
+);
+CREATE TABLE rating_ticks (
+    submission TEXT NOT NULL,
+    criterion TEXT NOT NULL,
+    condition TEXT NOT NULL,
+    ticked INTEGER NOT NULL CHECK (ticked IN (0, 1)),
+    position INTEGER NOT NULL,
+    PRIMARY KEY (submission, criterion, condition),
+    FOREIGN KEY (submission, criterion) REFERENCES rating_checklists(submission, criterion)
+        ON DELETE CASCADE
+)
+"""
+
+
+@migrations()
+def m801_rating_checklists(db: Database) -> None:
+    """Rubric checklists: per rating submission and criterion, the value the rubric's
+    rules derived from the ticks, the final value (also in ``ratings``) and the reason for
+    an override; and every condition's tick (true or false), in the rubric's order."""
+    _run_script(db, _CHECKLISTS)

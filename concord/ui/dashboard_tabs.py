@@ -47,6 +47,15 @@ def agreement(doc: dict) -> None:
         st.dataframe(view.table(doc["agreement"]["study"]), hide_index=True, width="stretch")
         st.subheader("Per model")
         st.dataframe(view.table(doc["agreement"]["model"]), hide_index=True, width="stretch")
+    checklist = doc.get("checklist") or {}
+    if checklist.get("conditions"):
+        st.subheader("Per checklist condition")
+        st.caption("Ticked or not, across the raters of the same image: Krippendorff's α "
+                   "(nominal) and the share of agreeing rater pairs.")
+        st.dataframe(view.table(checklist["conditions"]), hide_index=True, width="stretch",
+                     key="dash_checklist")
+        st.dataframe(view.table(checklist["overrides"]), hide_index=True, width="stretch",
+                     key="dash_overrides")
 
 
 def human_vs_metric(doc: dict, model_score: str) -> None:

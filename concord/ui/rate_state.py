@@ -10,7 +10,7 @@ import dataclasses
 import streamlit as st
 
 from concord.errors import ConcordError
-from concord.rubrics import Rubric
+from concord.rubrics import Condition, Rubric
 from concord.services import rating
 from concord.ui import session
 
@@ -33,6 +33,50 @@ def choice_key(criterion: str) -> str:
     return f"rate_{criterion}"
 
 
+def cond_key(position: int) -> str:
+    """Widget key of the checkbox of the rubric's ``position``-th condition (over all its
+    checklists). The trailing ``x`` keeps one key from being a prefix of another (the key
+    listener finds widgets by key prefix: ``rate_cond1x`` is no prefix of ``rate_cond11x``)."""
+    return f"rate_cond{position}x"
+
+
+def reason_key(criterion: str) -> str:
+    """Widget key of the override reason of one checklist criterion."""
+    return f"rate_reason_{criterion}"
+
+
+def conditions(rubric: Rubric) -> list[tuple[str, Condition]]:
+    """(criterion key, condition) of every condition of the rubric, in screen order."""
+    return [(c.criterion, cond) for c in rubric.checklists for cond in c.conditions]
+
+
+def ticks(rubric: Rubric) -> dict[str, bool]:
+    """The ticks on screen, condition id -> ticked."""
+    return {cond.id: bool(st.session_state.get(cond_key(i)))
+            for i, (_, cond) in enumerate(conditions(rubric))}
+
+
+def on_tick(rubric: Rubric, criterion: str) -> None:
+    """A tick changed: the criterion's value follows the derived one (a choice the rater
+    made by hand is replaced; to override, choose again after ticking)."""
+    checklist = rubric.checklist(criterion)
+    mine = {k: v for k, v in ticks(rubric).items() if k in checklist.ids}
+    st.session_state[choice_key(criterion)] = checklist.derive(mine)
+
+
+def _show_answers(item: rating.Item) -> None:
+    """Put the item's earlier ticks, values and reasons (or the derived start) on screen."""
+    rubric = item.rubric
+    for i, (criterion, cond) in enumerate(conditions(rubric)):
+        answer = item.answers.get(criterion)
+        st.session_state[cond_key(i)] = bool(answer and dict(answer.ticks).get(cond.id))
+    for checklist in rubric.checklists:
+        answer = item.answers.get(checklist.criterion)
+        st.session_state[reason_key(checklist.criterion)] = (answer and answer.reason) or ""
+        if item.current.get(checklist.criterion) is None:
+            on_tick(rubric, checklist.criterion)
+
+
 def current_item(study: str, rater_id: int) -> rating.Item | None:
     """The item on screen; fetched once and kept so its submission id stays stable."""
     if st.session_state.get(ITEM_STUDY) not in (None, study):
@@ -47,6 +91,7 @@ def current_item(study: str, rater_id: int) -> rating.Item | None:
     if item is not None and item.rubric is not None:
         for criterion in item.rubric.criteria:
             st.session_state[choice_key(criterion.key)] = item.current.get(criterion.key)
+        _show_answers(item)
     st.session_state[ITEM] = item
     st.session_state[ITEM_STUDY] = study
     return item
@@ -70,9 +115,13 @@ def submit(study: str, rater_id: int, rubric: Rubric) -> None:
         return
     values = {c.key: st.session_state.get(choice_key(c.key)) for c in rubric.criteria}
     editing = st.session_state.get(EDIT) is not None
+    checked = ticks(rubric) if rubric.checklists else None
+    reasons = {c.criterion: st.session_state.get(reason_key(c.criterion), "")
+               for c in rubric.checklists}
     try:
         result = rating.submit(session.db(), study, rater_id, item.image_id, values,
-                               submission=item.submission, edit=editing)
+                               submission=item.submission, edit=editing, ticks=checked,
+                               reasons=reasons)
     except ConcordError as exc:
         notice("warning", str(exc))
         return

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from concord.errors import ConcordError
-from concord.rubric_checks import keys_of
-from concord.rubrics import Criterion, Level, Rubric
+from concord.rubrics.checks import keys_of
+from concord.rubrics.model import Criterion, Level, Rubric
 
 INLINE_ID = "inline"
 MAX_LEVELS = 101  # 0..100 is the widest scale a rater can sensibly use

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from concord.rubric_checks import (  # noqa: F401 - re-exported: the public rubric API
-    DEFAULT_KEY_ROWS,
-    RESERVED_KEYS,
-    RubricError,
-    RubricProblem,
-    RubricRootError,
-    check,
-    keys_of,
-    parse,
-)
+from concord.rubrics import checklist as checklists
+from concord.rubrics.checklist import Checklist
+from concord.rubrics.checks import RubricError, RubricProblem, check, keys_of, parse
 
-DEFAULT_RUBRICS_DIR = Path(__file__).resolve().parent.parent / "rubrics"
+DEFAULT_RUBRICS_DIR = Path(__file__).resolve().parents[2] / "rubrics"
 
 
 @dataclass(frozen=True)
@@ -84,6 +78,15 @@ class Rubric:
     notes: str = ""
     combine: Combine | None = None
     variant_of: str | None = None  # same criteria and scale as this rubric, other texts
+    checklists: tuple[Checklist, ...] = ()  # criteria whose value is derived from ticks
+
+    def without_checklists(self) -> Rubric:
+        """The same rubric rated directly (a study that does not turn the checklist on)."""
+        return dataclasses.replace(self, checklists=()) if self.checklists else self
+
+    def checklist(self, key: str) -> Checklist | None:
+        """The checklist of criterion ``key``, or None when it is rated directly."""
+        return next((c for c in self.checklists if c.criterion == key), None)
 
     def resolve(self, name: str) -> Criterion | None:
         """The criterion called ``name`` (its key or one of its aliases), or None."""
@@ -241,4 +244,5 @@ def _build(data: Mapping[str, Any]) -> Rubric:
         combine=combine
         and Combine(combine["method"], tuple(combine["criteria"]), combine.get("description", "")),
         variant_of=data.get("variant_of"),
+        checklists=checklists.build(data),
     )

@@ -1,6 +1,6 @@
 """Checking rubric files: every problem found, each naming the file and the key path.
 
-Split from :mod:`concord.rubrics` (the data model and loading) to keep both small.
+Split from :mod:`concord.rubrics.model` (the data model and loading) to keep both small.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from concord.errors import ConcordError
+from concord.rubrics.checklist_checks import check_checklist
 
 RESERVED_KEYS = ("Enter", "S", "F", "U", "Z")  # submit, skip, flag, undo, zoom
 DEFAULT_KEY_ROWS = ("1234567890", "qwertyiop")  # by criterion position; "u" is reserved
@@ -26,7 +27,7 @@ COMBINE_METHODS = ("geometric_mean", "arithmetic_mean")
 _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "score": (
         ("id", "title", "task", "source", "scale", "criteria"),
-        ("protocol", "inputs", "guide", "combine", "notes", "variant_of"),
+        ("protocol", "inputs", "guide", "combine", "notes", "variant_of", "checklist"),
     ),
     "rank": (
         ("id", "title", "task", "source", "protocol", "criteria"),
@@ -38,9 +39,9 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "level": (("value", "label", "description"), ()),
     "combine": (("method", "criteria"), ("description",)),
 }
-_RANK = frozenset({"scale", "combine", "levels", "keys"})  # score-only keys
+_RANK = frozenset({"scale", "combine", "levels", "keys", "checklist"})  # score-only keys
 _NOT_TEXT = {"source", "scale", "criteria", "protocol", "inputs", "combine", "levels", "keys",
-             "aliases"}
+             "aliases", "checklist"}
 _TEXT = {k for req, opt in _SPECS.values() for k in req + opt} - _NOT_TEXT - {"value", "method"}
 
 
@@ -172,11 +173,25 @@ def check(data: Mapping[str, Any], path: Path) -> list[RubricProblem]:
     criteria = data.get("criteria")
     if "criteria" in data and (not isinstance(criteria, list) or not criteria):
         out.add("criteria", f"must be a non-empty list, got {criteria!r}")
-    elif criteria:
-        _check_criteria(out, criteria, scale, rank)
+    used: dict[str, str] = {}  # casefolded keyboard key -> where it is bound
+    if criteria and isinstance(criteria, list):
+        _check_criteria(out, criteria, scale, rank, used)
     if "combine" in data and not rank and out.mapping("combine", data["combine"], "combine"):
         _check_combine(out, data["combine"], criteria if isinstance(criteria, list) else [])
+    if "checklist" in data and not rank:
+        check_checklist(out, data["checklist"], criteria if isinstance(criteria, list) else [],
+                        scale, _plain_keys(used, data["checklist"], criteria))
     return list(out)
+
+
+def _plain_keys(used: dict[str, str], checklist: Any, criteria: Any) -> dict[str, str]:
+    """The level keys still bound while the checklist is on: those of criteria without
+    one (a checklist criterion's level keys give way to its conditions' keys)."""
+    if not isinstance(checklist, Mapping) or not isinstance(criteria, list):
+        return dict(used)
+    listed = tuple(f"criteria[{i}]." for i, c in enumerate(criteria)
+                   if isinstance(c, Mapping) and c.get("key") in checklist)
+    return {k: where for k, where in used.items() if not where.startswith(listed)}
 
 
 def _check_scale(out: _Problems, scale: Any) -> list[float] | None:
@@ -193,10 +208,10 @@ def _check_scale(out: _Problems, scale: Any) -> list[float] | None:
 
 
 def _check_criteria(
-    out: _Problems, criteria: list[Any], scale: list[float] | None, rank: bool
+    out: _Problems, criteria: list[Any], scale: list[float] | None, rank: bool,
+    used: dict[str, str],
 ) -> None:
     seen: dict[str, int] = {}
-    used: dict[str, str] = {}  # casefolded keyboard key -> where it is bound
     for i, criterion in enumerate(criteria):
         where = f"criteria[{i}]"
         if not out.mapping(where, criterion, "rank_criterion" if rank else "criterion"):
