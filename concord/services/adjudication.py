@@ -106,8 +106,7 @@ def _plain(value: Any) -> Any:
 
 
 def _path(db: Database, study: study_store.Study, image_id: int) -> str | None:
-    row = db.execute("SELECT path FROM images WHERE id = ?", [int(image_id)]).fetchone()
-    return report.image_file(study.root, row[0] if row else None)
+    return report.image_file(study.root, store.image_path(db, image_id))
 
 
 def _options(db: Database, study: study_store.Study, view: str, item_id: int,
@@ -187,17 +186,12 @@ def _checked(db: Database, study: study_store.Study, view: str, item_id: int,
                                f"best first: {options}; got {order}")
         return order
     a, b = store.pair_images(db, item_id)
-    names = {_model_of(db, a): "a", _model_of(db, b): "b"}
+    names = {store.model_of_image(db, a): "a", store.model_of_image(db, b): "b"}
     choice = names.get(value, value)
     if choice not in PAIR_OUTCOMES:
         raise ConcordError(f"an adjudicated pair is one of {list(PAIR_OUTCOMES)} or a model "
                            f"of the pair {sorted(names)}; got {value!r}")
     return choice
-
-
-def _model_of(db: Database, image_id: int) -> str:
-    return db.execute("SELECT m.name FROM images i JOIN models m ON m.id = i.model_id"
-                      " WHERE i.id = ?", [image_id]).fetchone()[0]
 
 
 ADJUDICATION_COLUMNS = ["study", "unit", "prompt_id", "prompt", "model", "sample", "model_a",

@@ -110,3 +110,15 @@ def targets(db: Database, study_id: int, unit: str) -> pd.DataFrame:
     left_model, right_model`` (a pair's models as image_a / image_b)."""
     sql = {"image": _IMAGES_SQL, "prompt": _PROMPTS_SQL, "pair": _PAIRS_SQL}[unit]
     return pd.read_sql_query(sql, db.conn, params=[study_id])
+
+
+def image_path(db: Database, image_id: int) -> str | None:
+    """An image's file path relative to its study's root (None for a ratings-only image)."""
+    row = db.execute("SELECT path FROM images WHERE id = ?", [int(image_id)]).fetchone()
+    return row[0] if row else None
+
+
+def model_of_image(db: Database, image_id: int) -> str:
+    """The model name of an image."""
+    return db.execute("SELECT m.name FROM images i JOIN models m ON m.id = i.model_id"
+                      " WHERE i.id = ?", [int(image_id)]).fetchone()[0]
