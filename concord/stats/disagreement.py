@@ -5,9 +5,8 @@ Pure functions over the tidy frames of ``docs/data-model.md``; no I/O.
 - Scores: per image × criterion, the ``range`` (max − min) and the population standard
   deviation ``std`` of the raters' values; sorted by range, then std.
 - Rankings: per ranking set (prompt) × criterion, Kendall's coefficient of concordance W
-  with the correction for tied ranks (Kendall & Babington Smith 1939; Siegel & Castellan
-  1988, eq. 9.16), over the images every rater of the set ranked; ``disagreement`` is
-  ``1 − W`` (0: every rater gave the same order, 1: no concordance at all).
+  corrected for tied ranks (:func:`concord.stats.rankings.kendalls_w_by_prompt`);
+  ``disagreement`` is ``1 − W`` (0: every rater gave the same order, 1: none at all).
 - Pairs: per scheduled pair × criterion, the share of the most common answer, with each
   left/right answer named by the model it chose (placement does not matter);
   ``disagreement`` is ``1 − majority share`` (0: unanimous; 0.5: a 1–1 split).
@@ -21,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from concord.stats._validate import require_columns
+from concord.stats.rankings import kendalls_w_by_prompt
 
 SCORE_COLUMNS = ["image_id", "prompt_id", "model", "sample", "criterion", "n_raters",
                  "mean", "std", "range", "disagreement"]
@@ -55,49 +55,29 @@ def score_disagreement(ratings: pd.DataFrame, *, min_raters: int = 2) -> pd.Data
     return out[SCORE_COLUMNS].reset_index(drop=True)
 
 
-def kendall_w(ranks: np.ndarray) -> float:
-    """Kendall's W of an ``m × n`` matrix of ranks (rows: raters, columns: items; ties as
-    average ranks), corrected for ties. NaN when it is undefined (n < 2, m < 2, or every
-    rater tied every item)."""
-    ranks = np.asarray(ranks, dtype=float)
-    m, n = ranks.shape
-    if m < 2 or n < 2:
-        return float("nan")
-    # Re-rank each row 1..n (averages for ties) so any rank scale gives the same W.
-    ranked = np.vstack([pd.Series(row).rank(method="average").to_numpy() for row in ranks])
-    sums = ranked.sum(axis=0)
-    s = float(((sums - sums.mean()) ** 2).sum())
-    ties = 0.0
-    for row in ranked:
-        _, counts = np.unique(row, return_counts=True)
-        ties += float((counts ** 3 - counts).sum())
-    denominator = m * m * (n ** 3 - n) - m * ties
-    return float("nan") if denominator <= 0 else 12.0 * s / denominator
-
-
 def rank_disagreement(rankings: pd.DataFrame, *, min_raters: int = 2) -> pd.DataFrame:
     """``1 − W`` per ranking set × criterion (:data:`RANK_COLUMNS`), most disagreed first.
 
+    W is :func:`concord.stats.rankings.kendalls_w_by_prompt` (tie-corrected, over the
+    raters who ranked the whole set), the same number the dashboard reports.
+
     Args:
-        rankings: The Rankings frame (``prompt_id, rater, criterion, image_id, rank``).
+        rankings: The Rankings frame (``prompt_id, rater, criterion, model, rank``).
         min_raters: Fewest raters a set needs to be listed.
     """
-    require_columns(rankings, ["prompt_id", "rater", "criterion", "image_id", "rank"],
+    require_columns(rankings, ["prompt_id", "rater", "criterion", "model", "rank"],
                     where="rank_disagreement")
-    rows = []
-    for (prompt, criterion), part in rankings.groupby(["prompt_id", "criterion"],
-                                                      observed=True, sort=True):
-        table = part.pivot_table(index="rater", columns="image_id", values="rank",
-                                 aggfunc="first", observed=True).dropna(axis=1)
-        if len(table) < min_raters or table.shape[1] < 2:
-            continue
-        w = kendall_w(table.to_numpy())
-        rows.append({"prompt_id": prompt, "criterion": criterion, "n_raters": len(table),
-                     "n_images": table.shape[1], "kendall_w": w, "disagreement": 1.0 - w})
-    out = pd.DataFrame(rows, columns=RANK_COLUMNS)
+    if rankings.empty:
+        return pd.DataFrame(columns=RANK_COLUMNS)
+    w = kendalls_w_by_prompt(rankings)
+    w = w[(w["n_raters"] >= min_raters) & w["w"].notna()]
+    out = pd.DataFrame({"prompt_id": w["prompt_id"].astype(object),
+                        "criterion": w["criterion"].astype(object),
+                        "n_raters": w["n_raters"], "n_images": w["n_models"],
+                        "kendall_w": w["w"], "disagreement": 1.0 - w["w"]})
     out = out.sort_values(["disagreement", "prompt_id"], ascending=[False, True],
-                          kind="stable", na_position="last")
-    return out.reset_index(drop=True)
+                          kind="stable")
+    return out[RANK_COLUMNS].reset_index(drop=True)
 
 
 def chosen(pairs: pd.DataFrame) -> pd.Series:

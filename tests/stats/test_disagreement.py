@@ -12,6 +12,15 @@ from scipy import stats as sps
 from concord.stats import disagreement
 
 
+def kendall_w(ranks: np.ndarray) -> float:
+    """W of an m x n rank matrix through rank_disagreement (NaN when it lists nothing)."""
+    rows = [{"prompt_id": "p", "criterion": "c", "rater": f"r{i}", "model": f"m{j}",
+             "image_id": j, "rank": float(r)} for i, row in enumerate(ranks)
+            for j, r in enumerate(row)]
+    out = disagreement.rank_disagreement(pd.DataFrame(rows))
+    return float(out["kendall_w"].iloc[0]) if len(out) else float("nan")
+
+
 def test_kendall_w_matches_mean_spearman_without_ties():
     # Without ties, mean pairwise Spearman rho = (m W - 1) / (m - 1) (Kendall 1948).
     rng = np.random.default_rng(7)
@@ -19,21 +28,21 @@ def test_kendall_w_matches_mean_spearman_without_ties():
         ranks = np.vstack([rng.permutation(n) + 1 for _ in range(m)])
         rhos = [sps.spearmanr(ranks[i], ranks[j]).statistic
                 for i, j in itertools.combinations(range(m), 2)]
-        w = disagreement.kendall_w(ranks)
+        w = kendall_w(ranks)
         assert (m * w - 1) / (m - 1) == pytest.approx(np.mean(rhos), abs=1e-12)
 
 
 def test_kendall_w_extremes_and_ties_by_hand():
     same = np.array([[1, 2, 3, 4]] * 3)
-    assert disagreement.kendall_w(same) == pytest.approx(1.0)
+    assert kendall_w(same) == pytest.approx(1.0)
     # Two raters in opposite order: rank sums all equal, W = 0.
-    assert disagreement.kendall_w(np.array([[1, 2, 3], [3, 2, 1]])) == pytest.approx(0.0)
+    assert kendall_w(np.array([[1, 2, 3], [3, 2, 1]])) == pytest.approx(0.0)
     # m=2, n=3, rater 2 ties the last two: sums [2, 4.5, 5.5], S = 6.5,
     # T = 2^3 - 2 = 6, W = 12*6.5 / (4*24 - 2*6) = 78/84.
-    w = disagreement.kendall_w(np.array([[1, 2, 3], [1, 2.5, 2.5]]))
+    w = kendall_w(np.array([[1, 2, 3], [1, 2.5, 2.5]]))
     assert w == pytest.approx(78 / 84)
-    assert np.isnan(disagreement.kendall_w(np.array([[1, 1], [1, 1]])))
-    assert np.isnan(disagreement.kendall_w(np.array([[1, 2]])))
+    assert np.isnan(kendall_w(np.array([[1, 1], [1, 1]])))
+    assert np.isnan(kendall_w(np.array([[1, 2]])))
 
 
 def _ratings(values: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
@@ -65,7 +74,7 @@ def test_rank_disagreement_orders_sets_by_one_minus_w():
         for r, ranks in enumerate(per_rater):
             for img, rank in enumerate(ranks):
                 rows.append({"prompt_id": prompt, "rater": f"r{r}", "criterion": "overall",
-                             "image_id": f"{prompt}{img}", "rank": rank})
+                             "model": f"m{img}", "rank": rank})
     out = disagreement.rank_disagreement(pd.DataFrame(rows))
     assert list(out["prompt_id"]) == ["p_split", "p_agree"]
     assert list(out["disagreement"]) == pytest.approx([1.0, 0.0])
