@@ -40,6 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="hf: add the images (metadata-free) as an 'images' configuration")
     p.add_argument("--image-root", default="",
                    help="label-studio: prefix of data.image (e.g. /data/local-files/?d=)")
+    p.add_argument("--label-config", metavar="FILE.xml",
+                   help="label-studio: also write the matching labeling config (XML)")
     p.add_argument("--include-excluded", action="store_true",
                    help="also export raters excluded from the study ('raters exclude')")
     p.set_defaults(func=_export)
@@ -71,6 +73,10 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
                                      image_root=args.image_root,
                                      include_excluded=args.include_excluded)
         print(f"wrote {n} task(s) to {args.output}", file=sys.stderr)
+        if args.label_config:
+            atomic.write_bytes(Path(args.label_config),
+                               label_studio.study_config(db, args.study).encode("utf-8"))
+            print(f"wrote {args.label_config}", file=sys.stderr)
         return 0
     return _write(args, _table_bytes(db, args))
 
