@@ -118,3 +118,22 @@ def test_pairs_queue_and_adjudication_by_model_name(db, tmp_path):
     assert frame["outcome"].tolist() == [chosen]
     with pytest.raises(ConcordError, match="one of"):
         adjudication.set_value(db, "duel", "pair", top["item_id"], top["criterion"], "nobody")
+
+
+def test_cli_lists_and_sets_adjudicated_values(rated, capsys):
+    from concord.cli import main
+
+    db_file = rated.conn.execute("PRAGMA database_list").fetchone()[2]
+    assert main(["--db", db_file, "adjudicate", "list", "--study", "adj", "--limit", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "ann: 0; ben: 1; cat: 1" in out
+    item = adjudication.queue(rated, "adj", "score", limit=1)[0]["item_id"]
+    assert main(["--db", db_file, "adjudicate", "set", "--study", "adj", "--item", str(item),
+                 "--criterion", "SC", "--value", "1", "--note", "majority"]) == 0
+    assert adjudication.adjudications_frame(rated, "adj")["note"].tolist() == ["majority"]
+    assert main(["--db", db_file, "adjudicate", "set", "--study", "adj", "--item", str(item),
+                 "--criterion", "SC", "--value", "7"]) == 1
+    assert "not on the scale" in capsys.readouterr().err
+    assert main(["--db", db_file, "adjudicate", "set", "--study", "adj", "--item", str(item),
+                 "--criterion", "SC", "--clear"]) == 0
+    assert adjudication.adjudications_frame(rated, "adj").empty

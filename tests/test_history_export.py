@@ -11,7 +11,6 @@ import pytest
 
 from concord.cli import main
 from concord.services import adjudication, exports, labels, ranking, rating, studies
-from concord.services.common import new_submission
 from concord.store import batches
 from tests.foundation_helpers import invited, make_folder_study, study_id
 
