@@ -56,6 +56,8 @@ def tasks(db: Database, study_name: str, *, image_root: str = "",
         rated = by_image.get(img.image_id)
         annotations = [] if rated is None else _annotations(rated, rubric, raters, n + 1)
         out.append({"id": n + 1, "data": data, "annotations": annotations})
+    for number, ann in enumerate((a for t in out for a in t["annotations"]), start=1):
+        ann["id"] = number  # unique over the file, however many raters
     return out
 
 
@@ -66,7 +68,7 @@ def _annotations(rated: pd.DataFrame, rubric: Rubric | None, raters: dict[str, i
         seconds = part["seconds"].dropna()
         result = [_result(c, float(v), rubric) for c, v in zip(
             part["criterion"], part["value"], strict=True)]
-        out.append({"id": task_id * 1000 + raters[rater], "task": task_id,
+        out.append({"id": 0, "task": task_id,
                     "completed_by": {"id": raters[rater], "email": rater},
                     "was_cancelled": False, "ground_truth": False,
                     "lead_time": float(seconds.iloc[0]) if len(seconds) else None,
