@@ -211,6 +211,8 @@ def adjudications_frame(db: Database, study_name: str) -> pd.DataFrame:
             continue
         info = store.targets(db, study.id, unit).set_index("item_id")
         for a in found:
+            if a["item_id"] not in info.index:  # an item no longer in the study
+                continue
             t = info.loc[a["item_id"]]
             v = a["value"]
             pair = {"a": t["left_model"], "b": t["right_model"]}
