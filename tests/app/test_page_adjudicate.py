@@ -53,3 +53,23 @@ def test_raters_cannot_open_the_adjudication_page(app_env):
     at = rater_app(app_env["tokens"]["ann"])
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         at.switch_page("pages/adjudicate.py")
+
+
+def test_rankings_view_takes_a_full_order(app_env):
+    from concord.services import ranking
+
+    db = app_env["db"]
+    for name, flip in (("ann", False), ("ben", True)):
+        rid = rater_store.get_rater(db, name).id
+        while (rank_set := ranking.next_set(db, "ui", rid)) is not None:
+            groups = sorted(([im.image_id] for im in rank_set.images), reverse=flip)
+            ranking.submit(db, "ui", rid, rank_set, groups)
+    at = researcher("pages/adjudicate.py")
+    at.segmented_control(key="adj_view").set_value("rank").run()
+    assert not at.exception, at.exception
+    assert "disagreement 1.00" in at.caption[1].value  # opposite orders: W = 0
+    at.multiselect(key="adj_v_0").select("gamma").select("alpha").select("beta")
+    at.button(key="FormSubmitter:adj_form_0-Save").click().run()
+    assert not at.exception, at.exception
+    assert db.execute("SELECT unit, value FROM adjudications").fetchone() == (
+        "prompt", '["gamma","alpha","beta"]')
