@@ -19,6 +19,7 @@ STUDIES = st.Page("pages/studies.py", title="Studies", icon=":material/folder:")
 RATERS = st.Page("pages/raters.py", title="Raters", icon=":material/group:")
 PROGRESS = st.Page("pages/progress.py", title="Progress", icon=":material/monitoring:")
 DASHBOARD = st.Page("pages/dashboard.py", title="Agreement dashboard", icon=":material/analytics:")
+ADJUDICATE = st.Page("pages/adjudicate.py", title="Adjudicate", icon=":material/gavel:")
 EXPORT = st.Page("pages/export.py", title="Export", icon=":material/download:")
 METRICS = st.Page("pages/metrics.py", title="Metrics", icon=":material/speed:")
 START = st.Page("pages/start.py", title="Before you start", icon=":material/flag:")
@@ -26,7 +27,8 @@ START = st.Page("pages/start.py", title="Before you start", icon=":material/flag
 if user is None:
     nav = st.navigation([SIGN_IN], position="hidden")
 elif user.is_researcher:
-    nav = st.navigation({"Research": [DASHBOARD, STUDIES, RATERS, PROGRESS, METRICS, EXPORT]})
+    nav = st.navigation({"Research": [DASHBOARD, STUDIES, RATERS, PROGRESS, ADJUDICATE,
+                                        METRICS, EXPORT]})
 elif signin.onboarding_stage(db, user) != "work":
     # Instructions, consent and the practice block come before any real item.
     nav = st.navigation([START])

@@ -147,3 +147,30 @@ def _exchange(a: Path, b: Path) -> bool:
     if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):  # file system lacks it
         return False
     raise OSError(err, os.strerror(err), str(b))
+
+
+@contextlib.contextmanager
+def building_dir(target: Path) -> Iterator[Path]:
+    """Yield an empty folder beside ``target`` to build a whole output folder in (by any
+    writer, e.g. a library's ``save_to_disk``); when the block ends without an error, its
+    files are fsynced and it is swapped in at ``target`` in one step (else removed). The
+    caller decides whether an existing ``target`` may be replaced."""
+    target = Path(target)
+    if target.exists() and not target.is_dir():
+        raise ConcordError(f"cannot write {target}: it exists and is not a folder")
+    tmp = _temp_beside(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp.mkdir()
+        yield tmp
+        for folder, _, names in os.walk(tmp):
+            for name in names:
+                with open(os.path.join(folder, name), "rb+") as handle:
+                    os.fsync(handle.fileno())
+            fsync_dir(Path(folder))
+        _swap_in(tmp, target)
+        fsync_dir(target.parent)
+    except OSError as exc:
+        raise _cannot(target, exc) from exc
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # the previous folder, after a swap

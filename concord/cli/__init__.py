@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "concord.cli.raters",
     "concord.cli.crowd",
     "concord.cli.export",
+    "concord.cli.adjudicate",
     "concord.cli.score",
     "concord.cli.stats",
     "concord.cli.backup",

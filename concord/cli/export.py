@@ -1,4 +1,5 @@
-"""``export``: human labels as CSV, JSONL, Parquet or ImagenHub TSVs."""
+"""``export``: human labels as CSV, JSONL, Parquet or ImagenHub TSVs; the revision history;
+adjudicated values; a Hugging Face dataset; Label Studio JSON."""
 
 from __future__ import annotations
 
@@ -10,22 +11,39 @@ from concord import atomic, export
 from concord.cli.common import db_for
 from concord.config import Settings
 from concord.errors import ConcordError
-from concord.services import labels
+from concord.services import adjudication, exports, labels
+
+TABLES = ("history", "adjudications")  # tables whose file type follows -o's suffix or --as
+FOLDERS = ("imagenhub", "hf")
+FORMATS = (*export.FORMATS, *TABLES, "hf", "label-studio")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``export`` command."""
     p = sub.add_parser(
         "export", help="export the human labels of a study",
-        description="One row per current rating, per ranked image and per pair judgment "
-                    "(column 'kind'); checklist writes one row per rating and checklist "
-                    "condition (ticked, derived and final value, override reason) as CSV. "
-                    "csv/jsonl/parquet write one file (stdout when -o is omitted, except "
-                    "parquet); imagenhub writes <Task>/<Task>_<rater>.tsv files into a folder.")
+        description="csv/jsonl/parquet: one row per current rating, per ranked image and per "
+                    "pair judgment (column 'kind'), one file (stdout when -o is omitted, "
+                    "except parquet). checklist: one CSV row per rating and checklist "
+                    "condition (ticked, derived and final value, override reason). "
+                    "imagenhub: <Task>/<Task>_<rater>.tsv files in a folder. "
+                    "history: every revision (edits and undos too). adjudications: the "
+                    "adjudicated values. history and adjudications are CSV, JSONL or Parquet "
+                    "by -o's suffix (or --as). hf: a Hugging Face datasets folder (Parquet, "
+                    "save_to_disk, dataset card; needs 'pip install datasets'). label-studio: "
+                    "Label Studio tasks with annotations (JSON). See docs/exports.md.")
     p.add_argument("--study", required=True, help="the study to export")
-    p.add_argument("--format", choices=export.FORMATS, default="csv")
+    p.add_argument("--format", choices=FORMATS, default="csv")
     p.add_argument("-o", "--output",
-                   help="output file (folder for imagenhub), replaced atomically")
+                   help="output file (folder for imagenhub and hf), replaced atomically")
+    p.add_argument("--as", dest="table_type", choices=exports.TABLE_TYPES,
+                   help="file type of history/adjudications (default: from -o's suffix)")
+    p.add_argument("--with-images", action="store_true",
+                   help="hf: add the images (metadata-free) as an 'images' configuration")
+    p.add_argument("--image-root", default="",
+                   help="label-studio: prefix of data.image (e.g. /data/local-files/?d=)")
+    p.add_argument("--label-config", metavar="FILE.xml",
+                   help="label-studio: also write the matching labeling config (XML)")
     p.add_argument("--include-excluded", action="store_true",
                    help="also export raters excluded from the study ('raters exclude')")
     p.set_defaults(func=_export)
@@ -33,21 +51,57 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _export(args: argparse.Namespace, settings: Settings) -> int:
     db = db_for(settings)
+    if args.format in (*FOLDERS, "label-studio") and not args.output:
+        what = "FOLDER" if args.format in FOLDERS else "FILE.json"
+        raise ConcordError(f"--format {args.format} needs -o {what}")
     if args.format == "imagenhub":
-        if not args.output:
-            raise ConcordError("--format imagenhub needs -o FOLDER")
         files = export.write_imagenhub(
             labels.ratings(db, args.study, include_excluded=args.include_excluded),
             Path(args.output))
         print(f"wrote {len(files)} TSV file(s) to {args.output}", file=sys.stderr)
         return 0
-    data = labels.export_bytes(db, args.study, args.format,
+    if args.format == "hf":
+        from concord.services import hf_dataset
+
+        made = hf_dataset.export_hf(db, args.study, Path(args.output),
+                                    with_images=args.with_images,
+                                    include_excluded=args.include_excluded)
+        print(f"wrote {', '.join(made)} to {args.output}", file=sys.stderr)
+        return 0
+    if args.format == "label-studio":
+        from concord.services import label_studio
+
+        n = label_studio.export_file(db, args.study, Path(args.output),
+                                     image_root=args.image_root,
+                                     include_excluded=args.include_excluded)
+        print(f"wrote {n} task(s) to {args.output}", file=sys.stderr)
+        if args.label_config:
+            atomic.write_bytes(Path(args.label_config),
+                               label_studio.study_config(db, args.study).encode("utf-8"))
+            print(f"wrote {args.label_config}", file=sys.stderr)
+        return 0
+    return _write(args, _table_bytes(db, args))
+
+
+def _table_bytes(db, args: argparse.Namespace) -> bytes:
+    if args.format in TABLES:
+        kind = exports.table_type(args.output, args.table_type)
+        frame = (exports.history_frame(db, args.study, include_excluded=args.include_excluded)
+                 if args.format == "history"
+                 else adjudication.adjudications_frame(db, args.study))
+        args.parquet = kind == "parquet"
+        return exports.table_bytes(frame, kind)
+    args.parquet = args.format == "parquet"
+    return labels.export_bytes(db, args.study, args.format,
                                include_excluded=args.include_excluded)
+
+
+def _write(args: argparse.Namespace, data: bytes) -> int:
     if args.output:
         atomic.write_bytes(Path(args.output), data)  # a killed export keeps the previous file
         print(f"wrote {args.output}", file=sys.stderr)
-    elif args.format == "parquet":
-        raise ConcordError("--format parquet needs -o FILE")
+    elif args.parquet:
+        raise ConcordError("Parquet needs -o FILE")
     else:
         sys.stdout.buffer.write(data)
     return 0

@@ -47,11 +47,12 @@ def _register_ratings(sub: argparse._SubParsersAction) -> None:
         description="Import ratings into a study; a missing study is created as a "
                     "ratings-only study (images without files). CSV columns: prompt_id, model, "
                     "rater, criterion, value [, sample, seconds, dimension]. ImagenHub: a "
-                    "folder of <Task>/<Task>_raterN.tsv or one TSV. Every row is checked "
+                    "folder of <Task>/<Task>_raterN.tsv or one TSV. label-studio: a Label "
+                    "Studio JSON export (docs/exports.md). Every row is checked "
                     "against the study's rubric; a new study takes --rubric, --criteria, or "
                     "else the one rubric that fits every row (see docs/cli.md).")
     p.add_argument("--study", required=True, help="target study (created if missing)")
-    p.add_argument("--format", choices=["imagenhub", "csv"], required=True)
+    p.add_argument("--format", choices=["imagenhub", "csv", "label-studio"], required=True)
     p.add_argument("--rubric", action="append", default=[], metavar="[DIMENSION=]ID",
                    help="rubric of a new study (or of a study that has none): a file id "
                         "from rubrics/, e.g. likert-5; DIMENSION=ID gives one dimension "
@@ -59,7 +60,8 @@ def _register_ratings(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--criteria", action="append", default=[], metavar="KEY=SCALE",
                    help="declare a one-off scale instead of a rubric file: likert=1..5, "
                         "q=0,0.5,1; repeat it (or separate by spaces) for several criteria")
-    p.add_argument("path", type=Path, metavar="PATH", help="CSV file, TSV file or TSV folder")
+    p.add_argument("path", type=Path, metavar="PATH",
+                   help="CSV file, TSV file, TSV folder or Label Studio JSON file")
     p.set_defaults(func=_import_ratings)
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from concord.errors import ConcordError, InputError, NotFoundError, Problem, ProblemLog
-from concord.importers import imagenhub_tsv, ratings_csv
+from concord.importers import imagenhub_tsv, label_studio, ratings_csv
 from concord.services import rubric_choice, rubric_fit
 from concord.services.rubric_choice import Choice
 from concord.store import batches, import_writes
@@ -33,7 +33,7 @@ from concord.store.db import audit, transaction
 from concord.store.staging import Group, Stage
 
 MAX_GROUPS = 10_000  # distinct (criterion, value) pairs: far more than any rating scale
-FORMATS = ("csv", "imagenhub")
+FORMATS = ("csv", "imagenhub", "label-studio")
 
 
 @dataclass(slots=True)
@@ -58,8 +58,8 @@ def import_ratings(db: Database, study_name: str, fmt: str, path: Path, *,
     Args:
         db: The database.
         study_name: Target study (created when missing).
-        fmt: ``csv`` or ``imagenhub``.
-        path: The CSV/TSV file, or a folder of ImagenHub TSVs.
+        fmt: ``csv``, ``imagenhub`` or ``label-studio``.
+        path: The CSV/TSV file, a folder of ImagenHub TSVs, or a Label Studio JSON export.
         rubric: ``--rubric`` values: a rubric id, or ``DIMENSION=ID``.
         criteria: ``--criteria`` values: inline scales like ``likert=1..5``.
         actor: Who is importing (audit log).
@@ -69,7 +69,7 @@ def import_ratings(db: Database, study_name: str, fmt: str, path: Path, *,
         ConcordError: A bad option, or another import writing into the same study.
     """
     if fmt not in FORMATS:
-        raise ConcordError(f"unknown ratings format {fmt!r} (use imagenhub or csv)")
+        raise ConcordError(f"unknown ratings format {fmt!r} (use {', '.join(FORMATS)})")
     given = rubric_choice.explicit(rubric, criteria)
     batches.discard_stale(db)
     study = _find(db, study_name)
@@ -146,6 +146,8 @@ def _inputs(fmt: str, path: Path) -> list[Path]:
 def _chunks(fmt: str, path: Path, log: ProblemLog) -> Iterator[list[tuple]]:
     if fmt == "imagenhub":
         return imagenhub_tsv.read_rating_chunks(path, log)
+    if fmt == "label-studio":  # tasks become ratings-CSV rows (row = the task's index)
+        return label_studio.read_chunks(path, log)
     return ratings_csv.read_chunks(path, log)
 
 

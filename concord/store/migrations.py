@@ -569,3 +569,32 @@ def m801_rating_checklists(db: Database) -> None:
     rules derived from the ticks, the final value (also in ``ratings``) and the reason for
     an override; and every condition's tick (true or false), in the rubric's order."""
     _run_script(db, _CHECKLISTS)
+
+
+# Migrations of the adjudication branch are numbered from 901.
+# An adjudicated value is a researcher's decision on an item the raters disagree on. It is
+# kept apart from the ratings (which stay exactly as the raters gave them) and, like them,
+# append-only: a change is a new row, the current value is the item's latest row, and a
+# row without value clears it.
+_ADJUDICATIONS = """
+CREATE TABLE adjudications (
+    id INTEGER PRIMARY KEY,
+    study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+    unit TEXT NOT NULL CHECK (unit IN ('image', 'prompt', 'pair')),
+    item_id INTEGER NOT NULL,
+    criterion TEXT NOT NULL,
+    value TEXT,
+    note TEXT NOT NULL DEFAULT '',
+    actor TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX adjudications_item ON adjudications(study_id, unit, item_id, criterion, id)
+"""
+
+
+@migrations()
+def m901_adjudications(db: Database) -> None:
+    """Adjudicated values of disagreed items (image scores, prompt rankings, pairs), apart
+    from the raw labels; ``value`` is JSON (a score, a list of models best first, or a pair
+    outcome), NULL when cleared (concord.store.adjudications)."""
+    _run_script(db, _ADJUDICATIONS)

@@ -1,0 +1,198 @@
+"""Reader of Label Studio JSON exports (``import-ratings --format label-studio``).
+
+A Label Studio export is a JSON array of tasks. Concord reads, per task:
+
+- ``data.prompt_id`` and ``data.model`` (text, required), ``data.sample`` (whole number,
+  default 0) and ``data.dimension`` (optional): which image was rated;
+- per entry of ``annotations`` (cancelled ones, ``was_cancelled: true``, are skipped): the
+  rater from ``completed_by`` (an object: its ``email``, else ``id``; a bare number: the
+  user id, as ``ls-user-<id>``), ``lead_time`` (seconds, optional);
+- per entry of the annotation's ``result``: the criterion from ``from_name`` and the value
+  from ``value.choices`` (type ``choices``: exactly one choice, a number of the scale, e.g.
+  ``"0.5"``), ``value.rating`` (type ``rating``) or ``value.number`` (type ``number``).
+
+Anything else is an error naming the file, the task (its index in the array and its
+``id``) and the field as a JSON path (``[3].annotations[0].result[1].value.choices``);
+rows come out as :mod:`concord.importers.ratings_csv` columns, with the task index as the
+row number, so the import stages and checks them exactly like a CSV.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from concord.errors import Problem, ProblemLog
+from concord.importers import rating_fields as fields
+from concord.importers.safe_load import LoadError, load_json
+from concord.importers.tables import TableError, read_text
+
+# A Label Studio export is several times larger than the ratings it holds (ids, times,
+# nested objects); 128 MiB holds about a million ratings and keeps the parsed document
+# within a few GB.
+MAX_BYTES = 128 << 20
+CHUNK_ROWS = 20_000
+VALUE_KEYS = {"choices": "choices", "rating": "rating", "number": "number"}
+
+
+class _Bad(Exception):
+    """One problem in one task: the JSON path of the field and what is wrong."""
+
+    def __init__(self, path: str, message: str) -> None:
+        self.path, self.message = path, message
+        super().__init__(message)
+
+
+def read_chunks(path: Path, log: ProblemLog, rows: int = CHUNK_ROWS) -> Iterator[tuple]:
+    """Yield the ratings of a Label Studio export as ratings-CSV columns, a chunk at a time;
+    problems go to ``log`` (a caller that finds it non-empty must not use the rows)."""
+    tasks = _document(path, log)
+    if tasks is None:
+        return
+    chunk: list[tuple] = []
+    for index, task in enumerate(tasks):
+        try:
+            chunk.extend(_task_rows(index, task))
+        except _Bad as bad:
+            log.add(Problem(str(path), f"task {index}{_id(task)}: {bad.message}",
+                            field=f"[{index}]{bad.path}"))
+            continue
+        if len(chunk) >= rows:
+            yield _columns(chunk)
+            chunk = []
+    if chunk:
+        yield _columns(chunk)
+
+
+def _document(path: Path, log: ProblemLog) -> list | None:
+    try:
+        data = load_json(read_text(path, MAX_BYTES))
+    except TableError as exc:
+        for problem in exc.problems:
+            log.add(problem)
+        return None
+    except LoadError as exc:
+        log.add(Problem(str(path), exc.message, row=exc.line))
+        return None
+    if not isinstance(data, list):
+        log.add(Problem(str(path), "expected a JSON array of tasks (Label Studio's JSON "
+                                   f"export), got {_kind(data)}"))
+        return None
+    return data
+
+
+def _id(task: Any) -> str:
+    if isinstance(task, dict) and isinstance(task.get("id"), int | str):
+        return f" (id {str(task['id'])[:40]})"
+    return ""
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "true/false",
+            type(None): "null"}.get(type(value), "a number")
+
+
+def _task_rows(index: int, task: Any) -> list[tuple]:
+    if not isinstance(task, dict):
+        raise _Bad("", f"a task must be an object, got {_kind(task)}")
+    data = _field(task, "data", dict, "")
+    prompt = _name(data, "prompt_id", ".data")
+    model = _name(data, "model", ".data")
+    sample = _sample(data.get("sample", 0))
+    dimension = data.get("dimension")
+    if dimension is not None and (not isinstance(dimension, str)
+                                  or fields.name_problem(dimension, required=False)):
+        raise _Bad(".data.dimension", f"must be text, got {str(dimension)[:40]!r}")
+    out = []
+    for a, ann in enumerate(_field(task, "annotations", list, "")):
+        where = f".annotations[{a}]"
+        if not isinstance(ann, dict):
+            raise _Bad(where, f"an annotation must be an object, got {_kind(ann)}")
+        if ann.get("was_cancelled") is True:
+            continue
+        rater = _rater(ann.get("completed_by"), where + ".completed_by")
+        seconds = _seconds(ann.get("lead_time"), where + ".lead_time")
+        for r, item in enumerate(_field(ann, "result", list, where)):
+            criterion, value = _result(item, f"{where}.result[{r}]")
+            out.append((index, prompt, model, sample, rater, criterion, value, seconds,
+                        dimension or None))
+    return out
+
+
+def _field(obj: dict, key: str, kind: type, where: str) -> Any:
+    if key not in obj:
+        raise _Bad(f"{where}.{key}", f"missing field {key!r}")
+    if not isinstance(obj[key], kind):
+        raise _Bad(f"{where}.{key}", f"{key!r} must be {_kind(kind())}, got "
+                                     f"{_kind(obj[key])}")
+    return obj[key]
+
+
+def _name(obj: dict, key: str, where: str) -> str:
+    value = _field(obj, key, str, where)
+    problem = fields.name_problem(value, required=True)
+    if problem:
+        raise _Bad(f"{where}.{key}", problem)
+    return value
+
+
+def _sample(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= \
+            fields.MAX_SAMPLE:
+        raise _Bad(".data.sample", f"not a sample index (a whole number from 0 to "
+                                   f"{fields.MAX_SAMPLE}): {str(value)[:40]!r}")
+    return value
+
+
+def _rater(value: Any, where: str) -> str:
+    if isinstance(value, dict):
+        found = value.get("email") or value.get("id")
+        if isinstance(found, str) and not fields.name_problem(found, required=True):
+            return found
+        if isinstance(found, int) and not isinstance(found, bool):
+            return f"ls-user-{found}"
+        raise _Bad(where, "needs an 'email' (text) or 'id' (number) naming the rater")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"ls-user-{value}"
+    raise _Bad(where, f"missing rater: expected a user id or an object with 'email', got "
+                      f"{_kind(value)}")
+
+
+def _seconds(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or \
+            not math.isfinite(value) or value < 0:
+        raise _Bad(where, f"must be a number of seconds ≥ 0, got {str(value)[:40]!r}")
+    return float(value)
+
+
+def _result(item: Any, where: str) -> tuple[str, float]:
+    if not isinstance(item, dict):
+        raise _Bad(where, f"a result must be an object, got {_kind(item)}")
+    criterion = _name(item, "from_name", where)
+    kind = _field(item, "type", str, where)
+    if kind not in VALUE_KEYS:
+        raise _Bad(f"{where}.type", f"unsupported result type {kind[:40]!r} (Concord reads "
+                                    "choices, rating and number)")
+    value = _field(_field(item, "value", dict, where), VALUE_KEYS[kind], object,
+                   f"{where}.value")
+    at = f"{where}.value.{VALUE_KEYS[kind]}"
+    if kind == "choices":
+        if not isinstance(value, list) or len(value) != 1 or not isinstance(value[0], str):
+            raise _Bad(at, f"expected exactly one choice, got {str(value)[:60]}")
+        problem = fields.number_problem(value[0].strip())
+        if problem:
+            raise _Bad(at, f"unknown choice {value[0][:40]!r}: a choice must be a value of "
+                           "the scale (e.g. \"0.5\")")
+        return criterion, float(value[0])
+    if isinstance(value, bool) or not isinstance(value, int | float) or \
+            not math.isfinite(value):
+        raise _Bad(at, f"must be a number, got {str(value)[:40]!r}")
+    return criterion, float(value)
+
+
+def _columns(rows: list[tuple]) -> tuple[list, ...]:
+    return tuple(map(list, zip(*rows, strict=True)))
