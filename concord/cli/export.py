@@ -13,14 +13,12 @@ from concord.errors import ConcordError
 from concord.services import labels
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``export`` command."""
-    p = sub.add_parser(
-        "export", help="export the human labels of a study",
-        description="One row per current rating, per ranked image and per pair judgment "
-                    "(column 'kind'). "
-                    "csv/jsonl/parquet write one file (stdout when -o is omitted, except "
-                    "parquet); imagenhub writes <Task>/<Task>_<rater>.tsv files into a folder.")
+def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
+    """Fill in the ``export`` parser (its help is in ``concord.cli.COMMANDS``)."""
+    p.description = (
+        "One row per current rating, per ranked image and per pair judgment (column 'kind'). "
+        "csv/jsonl/parquet write one file (stdout when -o is omitted, except parquet); "
+        "imagenhub writes <Task>/<Task>_<rater>.tsv files into a folder.")
     p.add_argument("--study", required=True, help="the study to export")
     p.add_argument("--format", choices=export.FORMATS, default="csv")
     p.add_argument("-o", "--output",

@@ -11,11 +11,10 @@ from concord.store import raters as rater_store
 from concord.store import studies as study_store
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``raters`` command group."""
-    p = sub.add_parser("raters", help="invite, list and revoke raters",
-                       description="Manage raters: 'add' invites them to a study, 'list' shows "
-                                   "them with their counts, 'revoke' disables an invite link.")
+def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
+    """Fill in the ``raters`` command group (its help is in ``concord.cli.COMMANDS``)."""
+    p.description = ("Manage raters: 'add' invites them to a study, 'list' shows them with "
+                     "their counts, 'revoke' disables an invite link.")
     rsub = p.add_subparsers(dest="raters_command", metavar="ACTION", required=True)
 
     a = rsub.add_parser("add", help="invite raters to a study; prints one invite URL each",

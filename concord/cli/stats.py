@@ -30,10 +30,9 @@ DESCRIPTION = (
     "prints the whole document (docs/stats-json.md); missing statistics are null.")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``stats`` command."""
-    p = sub.add_parser("stats", help="statistics of a study (tables or --json)",
-                       description=DESCRIPTION)
+def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
+    """Fill in the ``stats`` parser (its help is in ``concord.cli.COMMANDS``)."""
+    p.description = DESCRIPTION
     p.add_argument("--study", required=True, help="the study")
     p.add_argument("--json", action="store_true", help="print the JSON document")
     p.add_argument("--dimension", help="only prompts of this dimension (task, category)")
@@ -66,11 +65,12 @@ def _positive(text: str) -> int:
 
 
 def _stats(args: argparse.Namespace, settings: Settings) -> int:
-    # Imported here: scipy/statsmodels take a second to load, and every other command
-    # (and --help) should not pay for them.
-    from concord.services import report
+    from concord.services import studies
 
     db = db_for(settings)
+    studies.check_exists(db, args.study)  # a typo answers before scipy and pandas load
+    from concord.services import report
+
     doc = report.study_report(db, args.study, n_boot=args.n_boot, n_perm=args.n_perm,
                               seed=args.seed, dimension=args.dimension, metric=args.metric,
                               by_dimension=args.by_dimension,

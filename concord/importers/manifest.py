@@ -25,7 +25,7 @@ from concord.importers.safe_load import (
 from concord.importers.tables import TableError, read_text
 from concord.names import name_problem
 from concord.plan import DEFAULT_LEASE_MINUTES, PROTOCOLS
-from concord.stats.quality import QualityThresholds
+from concord.stats.thresholds import QualityThresholds
 
 LAYOUTS = ("folder", "imagenhub", "paircomp", "geneval2", "tiif", "paraphrase")
 KNOWN_KEYS = {
