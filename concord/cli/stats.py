@@ -70,12 +70,14 @@ def _stats(args: argparse.Namespace, settings: Settings) -> int:
     db = db_for(settings)
     studies.check_exists(db, args.study)  # a typo answers before scipy and pandas load
     from concord.services import report
+    from evaluators import registry  # the directions, from the classes (no torch)
 
     doc = report.study_report(db, args.study, n_boot=args.n_boot, n_perm=args.n_perm,
                               seed=args.seed, dimension=args.dimension, metric=args.metric,
                               by_dimension=args.by_dimension,
                               model_score=f"mean_{args.model_score.replace('-', '_')}",
-                              n_disagreements=args.n_disagreements)
+                              n_disagreements=args.n_disagreements,
+                              higher_is_better=registry.higher_is_better)
     if args.json:
         text = report.report_json(doc) + "\n"
     else:
