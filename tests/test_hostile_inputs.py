@@ -14,6 +14,7 @@ import tracemalloc
 
 import pytest
 
+from concord.importers.build import READERS
 from concord.importers.manifest import load_manifest
 from concord.importers.tiif_judge import JudgeFileError, read_tiif_judge_jsonl
 from concord.rubrics import validate_rubrics
@@ -222,7 +223,7 @@ def test_a_duplicate_key_in_a_yaml_manifest(db, study):
 
 def test_a_key_overriding_a_yaml_merge_is_not_a_duplicate(study):
     study.write_text(study.read_text() + "ranking:\n  <<: {seed: 1, ties: true}\n  seed: 2\n")
-    ranking = load_manifest(study).ranking
+    ranking = load_manifest(study, READERS).ranking
     assert (ranking.seed, ranking.ties) == (2, True)
 
 
