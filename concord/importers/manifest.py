@@ -25,7 +25,7 @@ from concord.importers.safe_load import (
 )
 from concord.importers.tables import TableError, read_text
 from concord.names import name_problem
-from concord.plan import DEFAULT_LEASE_MINUTES, PROTOCOLS
+from concord.plan import DEFAULT_LEASE_MINUTES, STUDY_PROTOCOLS
 from concord.stats.thresholds import QualityThresholds
 
 KNOWN_KEYS = {
@@ -141,8 +141,8 @@ def _build(path: Path, d: dict[str, Any], problems: list[Problem],
     if (problem := name_problem(name, "study")) is not None:
         bad("name", problem)
     protocol = d.get("protocol", "score")
-    if protocol not in PROTOCOLS:
-        bad("protocol", f"{protocol!r} is not one of {', '.join(PROTOCOLS)}")
+    if protocol not in STUDY_PROTOCOLS:
+        bad("protocol", f"{protocol!r} is not one of {', '.join(STUDY_PROTOCOLS)}")
     layout = d.get("layout")
     if layout not in layouts:
         bad("layout", f"unknown layout {layout!r}; use one of {', '.join(layouts)}")
