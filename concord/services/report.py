@@ -31,6 +31,19 @@ from concord.stats.report import records
 from concord.store import exclusions, frames
 from concord.store import studies as study_store
 
+# The report's benchmark sections (``doc["benchmarks"]``) in the order the CLI and the
+# dashboard show them, with their titles (``tiif_accuracy``, per dimension, is JSON only).
+BENCHMARK_SECTIONS = (
+    ("metric_means", "Metric means per model"),
+    ("paircomp", "PairComp"),
+    ("geneval2_totals", "GenEval 2 totals (×100)"),
+    ("geneval2_by_skill", "GenEval 2 Soft-TIFA AM per skill"),
+    ("geneval2_by_atomicity", "GenEval 2 Soft-TIFA GM per atom count"),
+    ("tiif_summary", "TIIF-Bench groups"),
+    ("gned", "GNED (lower is better)"),
+    ("consistency", "Paraphrase consistency"),
+    ("problems", "Benchmarks not computed"),
+)
 _SCORE_COLUMNS = ["study", "prompt_id", "model", "sample", "image_id", "metric", "judge",
                   "value", "dimension"]
 
