@@ -7,8 +7,6 @@ import argparse
 from concord.cli.common import db_for, print_table
 from concord.config import Settings
 from concord.services import exclusions, studies
-from concord.store import raters as rater_store
-from concord.store import studies as study_store
 
 
 def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
@@ -73,17 +71,15 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _list(args: argparse.Namespace, settings: Settings) -> int:
-    db = db_for(settings)
-    study_id = study_store.get_study(db, args.study).id if args.study else None
-    rows = rater_store.list_raters(db, study_id)
+    rows = studies.raters(db_for(settings), args.study)
     for r in rows:
-        r["status"] = "revoked" if r.pop("revoked_at") else "active"
+        r["status"] = "revoked" if r.pop("link") == "revoked" else "active"
     print_table(rows, ["name", "role", "status", "studies", "ratings", "rankings", "created_at"])
     return 0
 
 
 def _revoke(args: argparse.Namespace, settings: Settings) -> int:
-    rater_store.revoke(db_for(settings), args.name)
+    studies.revoke(db_for(settings), args.name)
     print(f"revoked {args.name!r}")
     return 0
 

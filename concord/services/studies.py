@@ -34,6 +34,16 @@ def import_manifest(db: Database, path: Path, *, progress: Any = None,
     return study_store.apply_plan(db, plan, actor=actor)
 
 
+def get(db: Database, study_name: str) -> study_store.Study:
+    """The study called ``study_name``; NotFoundError names the studies there are."""
+    return study_store.get_study(db, study_name)
+
+
+def names(db: Database) -> list[str]:
+    """Every study's name."""
+    return study_store.list_study_names(db)
+
+
 def check_exists(db: Database, study_name: str) -> None:
     """Raise NotFoundError, naming the studies there are, when there is no such study."""
     study_store.get_study(db, study_name)

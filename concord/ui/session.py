@@ -19,7 +19,7 @@ from concord.config import Settings
 from concord.errors import AuthError
 from concord.services import auth
 from concord.services.auth import User
-from concord.store.db import open_db
+from concord.services.database import open_database
 
 USER = "concord_user"
 TOKEN = "concord_token"  # noqa: S105 - a session-state key, not a secret
@@ -64,7 +64,7 @@ def open_run_db() -> Database:
     old = st.session_state.get(_DB)
     if old is not None:
         old.conn.close()
-    db = open_db(settings().db_path, check_same_thread=False)
+    db = open_database(settings().db_path, check_same_thread=False)
     st.session_state[_DB] = db
     return db
 
