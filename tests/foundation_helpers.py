@@ -6,6 +6,7 @@ Import as ``from tests.foundation_helpers import ...``; the generic helpers of
 
 from __future__ import annotations
 
+import random
 import struct
 import zlib
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ import pytest
 from sqlite_utils import Database
 
 from concord.errors import InputError
-from concord.services import rating, studies
+from concord.services import labels, metric_scores, rating, studies
 from concord.services.common import new_submission
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
@@ -93,3 +94,36 @@ def png_header_only(path: Path, width: int, height: int) -> Path:
     path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", body)
                      + chunk(b"IEND", b""))
     return path
+
+
+# The study of the stats, dashboard and browser tests: 4 models of known quality.
+MODELS = {"alpha": 0.9, "beta": 0.6, "gamma": 0.35, "delta": 0.1}
+RATERS = ("ann", "ben", "cat")
+
+
+def seed_study(db, root: Path, name: str = "dash", *, prompts: int = 6,
+               ratings: bool = True, scores: bool = True) -> Path:
+    """A folder study with SC/PR ratings by 3 raters and vqascore/gned metric values."""
+    manifest = make_folder_study(root / name, prompts=prompts, models=tuple(MODELS), k=3)
+    studies.import_manifest(db, manifest)
+    rnd = random.Random(7)
+    rating_rows = ["prompt_id,model,rater,criterion,value,seconds"]
+    score_rows = ["prompt_id,model,metric,value"]
+    for p in range(prompts):
+        for model, quality in MODELS.items():
+            for rater in RATERS:
+                for crit in ("SC", "PR"):
+                    noisy = quality + rnd.gauss(0, 0.3)
+                    value = min((0, 0.5, 1), key=lambda x, v=noisy: abs(x - v))
+                    rating_rows.append(f"p{p},{model},{rater},{crit},{value},"
+                                       f"{rnd.uniform(2, 9):.2f}")
+            score_rows.append(f"p{p},{model},vqascore,{quality + rnd.gauss(0, 0.2):.4f}")
+            gned = min(1.0, max(0.0, 1 - quality + rnd.gauss(0, 0.2)))
+            score_rows.append(f"p{p},{model},gned,{gned:.4f}")
+    if ratings:
+        (root / f"{name}-ratings.csv").write_text("\n".join(rating_rows) + "\n")
+        labels.import_ratings(db, name, "csv", root / f"{name}-ratings.csv")
+    if scores:
+        (root / f"{name}-scores.csv").write_text("\n".join(score_rows) + "\n")
+        metric_scores.import_scores(db, name, "csv", root / f"{name}-scores.csv")
+    return manifest

@@ -19,7 +19,6 @@ import pytest
 from PIL import Image, ImageDraw
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared"
 TINY_ARCHS = ("llava", "qwen2_5_vl", "qwen3_vl", "idefics3", "paligemma")
 
 
