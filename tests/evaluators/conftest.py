@@ -41,7 +41,7 @@ def _quiet_transformers():
 @pytest.fixture(scope="session")
 def tiny_dirs(tmp_path_factory) -> dict[str, Path]:
     """Each tiny architecture saved with save_pretrained into its own folder."""
-    from evaluators.tiny import save_tiny_vlm
+    from tests.support.tiny_models import save_tiny_vlm
 
     root = tmp_path_factory.mktemp("tiny-vlms")
     return {arch: save_tiny_vlm(arch, root / arch) for arch in TINY_ARCHS}
