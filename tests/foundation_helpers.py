@@ -96,6 +96,33 @@ def png_header_only(path: Path, width: int, height: int) -> Path:
     return path
 
 
+
+def study_with_raters(tmp_path: Path, db: Database, name: str, *, prompts: int, k: int,
+                      raters: int, models: tuple[str, ...] = ("a", "b"),
+                      protocol: str = "score", extra: str = "") -> list[int]:
+    """A folder study ``name`` with raters r0, r1, ... invited to it; their ids."""
+    manifest = make_folder_study(tmp_path / name, prompts=prompts, models=models, k=k,
+                                 protocol=protocol, extra=extra)
+    studies.import_manifest(db, manifest)
+    invites = studies.invite(db, name, [f"r{i}" for i in range(raters)], "http://x")
+    return [rater_store.rater_for_token(db, i.url.split("token=")[1]).id for i in invites]
+
+
+# Fixtures of the bad-input tests (test_import_errors, test_hostile_inputs): a test module
+# imports them to use them.
+@pytest.fixture(name="db")
+def good_db(db: Database, tmp_path: Path) -> Database:
+    """A database that already holds a good study, so 'unchanged' means something."""
+    studies.import_manifest(db, make_folder_study(tmp_path / "good", prompts=2))
+    return db
+
+
+@pytest.fixture(name="study")
+def bad_study(tmp_path: Path) -> Path:
+    """A valid folder study named 'bad' (3 prompts × m1, m2) to break in each test."""
+    return make_folder_study(tmp_path / "bad", prompts=3)
+
+
 # The study of the stats, dashboard and browser tests: 4 models of known quality.
 MODELS = {"alpha": 0.9, "beta": 0.6, "gamma": 0.35, "delta": 0.1}
 RATERS = ("ann", "ben", "cat")

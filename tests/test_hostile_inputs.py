@@ -20,8 +20,10 @@ from concord.importers.tiif_judge import JudgeFileError, read_tiif_judge_jsonl
 from concord.rubrics import validate_rubrics
 from concord.services import studies
 from concord.store import open_db
-from tests.foundation_helpers import (
+from tests.foundation_helpers import (  # noqa: F401 - the fixtures study, db
     ROOT,
+    bad_study,
+    good_db,
     import_fails,
     make_folder_study,
     problem_text,
@@ -29,19 +31,6 @@ from tests.foundation_helpers import (
 )
 
 TINY = (8, 8)
-
-
-@pytest.fixture
-def db(db, tmp_path):
-    """A database that already holds a good study, so 'unchanged' means something."""
-    studies.import_manifest(db, make_folder_study(tmp_path / "good", prompts=2))
-    return db
-
-
-@pytest.fixture
-def study(tmp_path):
-    """A valid folder study named 'bad' (3 prompts × m1, m2) to break in each test."""
-    return make_folder_study(tmp_path / "bad", prompts=3)
 
 
 def _one(err) -> str:
