@@ -6,6 +6,7 @@ This is the only place (with the other ``concord.ui`` modules) that touches
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import threading
@@ -30,8 +31,12 @@ FLASH = "concord_flash"
 
 
 def settings() -> Settings:
-    """Settings from the environment (the app is configured like the CLI)."""
-    return Settings.from_env()
+    """This app's settings: the environment, as for the CLI (``Settings.from_env``), with
+    the researcher secret taken from Streamlit secrets when the environment has none."""
+    configured = Settings.from_env()
+    if configured.admin_secret is None and (secret := _secrets_admin_secret()):
+        return dataclasses.replace(configured, admin_secret=secret)
+    return configured
 
 
 def invite_base_url(page: str) -> str:
@@ -135,7 +140,7 @@ def still_allowed() -> bool:
 
 def current_secret() -> str:
     """The researcher secret in force now."""
-    return auth.admin_secret(settings(), admin_configured_secret())
+    return auth.admin_secret(settings())
 
 
 def require_researcher() -> User:
@@ -168,11 +173,8 @@ def show_flash() -> None:
         getattr(st, kind, st.info)(message)
 
 
-def admin_configured_secret() -> str | None:
-    """The admin secret from the environment or Streamlit secrets, if any."""
-    env = os.environ.get("CONCORD_ADMIN_SECRET")
-    if env:
-        return env
+def _secrets_admin_secret() -> str | None:
+    """``admin_secret`` from Streamlit secrets (``.streamlit/secrets.toml``), if any."""
     try:
         return st.secrets.get("admin_secret") or st.secrets.get("concord", {}).get("admin_secret")
     except Exception:
