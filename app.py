@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from concord.store import studies as study_store
+from concord.services import studies
 from concord.ui import session, signin
 
 st.set_page_config(page_title="Concord", page_icon="⚖️", layout="wide")
@@ -33,7 +33,7 @@ elif signin.onboarding_stage(db, user) != "work":
     # Instructions, consent and the practice block come before any real item.
     nav = st.navigation([START])
 else:
-    rated = [study_store.get_study(db, s) for s in user.studies]
+    rated = [studies.get(db, s) for s in user.studies]
     protocols = {s.protocol for s in rated}
     rater_pages = []
     if protocols & {"score", "both"}:

@@ -24,11 +24,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_ratings_import import write_valid  # noqa: E402
-from concord import loadtest  # noqa: E402
 from concord.services import studies  # noqa: E402
 from concord.store.db import open_db  # noqa: E402
 from concord.store.raters import rater_for_token  # noqa: E402
 from tests.helpers import make_folder_study  # noqa: E402
+from tests.support import loadtest  # noqa: E402
 
 
 def _import_alongside(db_path: Path, csv: Path, stop: threading.Event) -> dict:

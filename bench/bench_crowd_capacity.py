@@ -28,12 +28,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import capacity_parts as parts  # noqa: E402
-from concord import loadtest  # noqa: E402
 from concord.services import studies  # noqa: E402
 from concord.store.db import open_db  # noqa: E402
 from concord.store.raters import rater_for_token  # noqa: E402
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_server, stop  # noqa: E402
 from tests.helpers import make_folder_study  # noqa: E402
+from tests.support import loadtest  # noqa: E402
 
 TARGET_P95 = 0.300
 

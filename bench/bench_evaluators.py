@@ -70,7 +70,7 @@ def build_qwen_7b_widths() -> tuple[Any, Any]:
     )
     from transformers.models.qwen2_vl.video_processing_qwen2_vl import Qwen2VLVideoProcessor
 
-    from evaluators.tiny import _QWEN_SPECIALS, tiny_tokenizer
+    from tests.support.tiny_models import _QWEN_SPECIALS, tiny_tokenizer
 
     # trained on the bench's own texts, so words are single tokens as with Qwen's tokenizer
     corpus = [q + SUFFIX for q in QUESTIONS] * 20 + ["system\nYou are a helpful assistant.",
@@ -188,7 +188,7 @@ def load_backends(args: argparse.Namespace) -> tuple[HFVLMBackend, HFVLMBackend]
         base = HFVLMBackend(args.model, device=args.device, batch_size=args.batch_size)
         base.load()
     else:
-        from evaluators.tiny import build_tiny_vlm
+        from tests.support.tiny_models import build_tiny_vlm
 
         built = build_qwen_7b_widths() if args.widths == "7b" else build_tiny_vlm("qwen2_5_vl")
         device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available()

@@ -9,7 +9,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = ROOT / "data" / "concord.db"
 DEMO_MANIFEST = ROOT / "data" / "demo" / "study.yaml"
-RUBRICS_DIR = ROOT / "rubrics"
 
 
 @dataclass(frozen=True, slots=True)

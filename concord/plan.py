@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-PROTOCOLS = ("score", "rank", "both", "pair")
+# What raters of a study do (manifest `protocol:`); a rubric's own protocol (score or rank:
+# which screen it is for) is a different list, in the rubric checks.
+STUDY_PROTOCOLS = ("score", "rank", "both", "pair")
 # A rater who opens an item and leaves holds its slot this long; then others may take it.
 DEFAULT_LEASE_MINUTES = 30
 

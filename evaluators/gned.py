@@ -23,8 +23,6 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from rapidfuzz.distance import Levenshtein
-
 from evaluators.base import ScoreRequest, ScoreResult, open_image
 from evaluators.ocr import MIN_SINGLE_CHAR_SCORE, OCREngine, RapidOCREngine, filter_detections
 
@@ -34,6 +32,9 @@ RECALL_NED = 0.3
 
 def normalized_edit_distance(a: str, b: str) -> float:
     """Levenshtein distance (unit costs, characters) divided by the longer length."""
+    # Imported here: the class (and its direction) must load where only the app is installed.
+    from rapidfuzz.distance import Levenshtein
+
     longest = max(len(a), len(b))
     return Levenshtein.distance(a, b) / longest if longest else 0.0
 

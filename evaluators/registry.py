@@ -68,6 +68,12 @@ def evaluator_class(name: str) -> type[Evaluator]:
     return getattr(import_module(module), attr)
 
 
+def higher_is_better(name: str) -> bool:
+    """The direction of metric ``name`` from its class; True for a metric not registered
+    here (scores imported under a name of their own)."""
+    return name not in EVALUATORS or evaluator_class(name).higher_is_better
+
+
 def create_evaluator(name: str, **options: Any) -> Evaluator:
     """Instantiate metric ``name`` with ``options`` (no model is loaded yet).
 

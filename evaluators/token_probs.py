@@ -36,11 +36,6 @@ class Processing:
         if self.top_k is not None and self.top_k < 1:
             raise ValueError(f"top_k must be >= 1 or None, got {self.top_k}")
 
-    @property
-    def is_raw(self) -> bool:
-        """True when the logits pass unchanged."""
-        return self.repetition_penalty == 1.0 and self.top_k is None
-
 
 def seen_tokens(input_ids: torch.Tensor, attention_mask: torch.Tensor,
                 vocab_size: int) -> torch.Tensor:

@@ -84,13 +84,7 @@ with tabs[8]:
     if bench["tiif_summary"]:
         st.subheader("TIIF-Bench overall")
         st.dataframe(view.tiif_overall(bench["tiif_summary"]), width="stretch")
-    for key, title in (("metric_means", "Metric means per model"), ("paircomp", "PairComp"),
-                       ("geneval2_totals", "GenEval 2 (×100)"),
-                       ("geneval2_by_skill", "GenEval 2 Soft-TIFA per skill"),
-                       ("geneval2_by_atomicity", "GenEval 2 Soft-TIFA GM per atom count"),
-                       ("tiif_summary", "TIIF-Bench groups"), ("gned", "GNED (lower is better)"),
-                       ("consistency", "Paraphrase consistency"),
-                       ("problems", "Not computed")):
+    for key, title in report.BENCHMARK_SECTIONS:
         if bench[key]:
             shown_any = True
             st.subheader(title)

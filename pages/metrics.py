@@ -8,8 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from concord.errors import ConcordError
-from concord.services import metric_runs
-from concord.store import studies as study_store
+from concord.services import metric_runs, studies
 from concord.ui import session
 
 session.require_researcher()
@@ -20,7 +19,7 @@ st.caption("Score a study's images with an automatic metric. The run is a separa
            "(`python -m concord score`) that keeps going if you leave this page; a rerun "
            "scores only what is missing. See docs/evaluators.md.")
 
-names = study_store.list_study_names(db)
+names = studies.names(db)
 if not names:
     st.info("Import a study first.")
     st.stop()

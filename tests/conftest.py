@@ -25,6 +25,28 @@ from tests.helpers import (  # noqa: F401 - re-exported for older imports
 
 
 @pytest.fixture
+def shared() -> Path:
+    """Root of ../shared (the benchmark data beside the repository), or skip the test."""
+    return shared_path()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """With ``CI=true``, a test that skips for want of ../shared (marker ``shared`` or the
+    shared-data reason) or of Chromium (tests/browser) fails instead."""
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("CI", "").lower() != "true" or not report.skipped:
+        return
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    needs = (item.get_closest_marker("shared") is not None or "browser" in item.path.parts
+             or SHARED_REASON in reason)
+    if needs:
+        report.outcome = "failed"
+        report.longrepr = f"CI=true and this test skipped: {reason}"
+
+
+@pytest.fixture
 def db(tmp_path: Path):
     """A fresh, migrated database file."""
     database = open_db(tmp_path / "concord.db")

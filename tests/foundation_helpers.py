@@ -6,6 +6,7 @@ Import as ``from tests.foundation_helpers import ...``; the generic helpers of
 
 from __future__ import annotations
 
+import random
 import struct
 import zlib
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ import pytest
 from sqlite_utils import Database
 
 from concord.errors import InputError
-from concord.services import rating, studies
+from concord.services import labels, metric_scores, rating, studies
 from concord.services.common import new_submission
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
@@ -93,3 +94,63 @@ def png_header_only(path: Path, width: int, height: int) -> Path:
     path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", body)
                      + chunk(b"IEND", b""))
     return path
+
+
+
+def study_with_raters(tmp_path: Path, db: Database, name: str, *, prompts: int, k: int,
+                      raters: int, models: tuple[str, ...] = ("a", "b"),
+                      protocol: str = "score", extra: str = "") -> list[int]:
+    """A folder study ``name`` with raters r0, r1, ... invited to it; their ids."""
+    manifest = make_folder_study(tmp_path / name, prompts=prompts, models=models, k=k,
+                                 protocol=protocol, extra=extra)
+    studies.import_manifest(db, manifest)
+    invites = studies.invite(db, name, [f"r{i}" for i in range(raters)], "http://x")
+    return [rater_store.rater_for_token(db, i.url.split("token=")[1]).id for i in invites]
+
+
+# Fixtures of the bad-input tests (test_import_errors, test_hostile_inputs): a test module
+# imports them to use them.
+@pytest.fixture(name="db")
+def good_db(db: Database, tmp_path: Path) -> Database:
+    """A database that already holds a good study, so 'unchanged' means something."""
+    studies.import_manifest(db, make_folder_study(tmp_path / "good", prompts=2))
+    return db
+
+
+@pytest.fixture(name="study")
+def bad_study(tmp_path: Path) -> Path:
+    """A valid folder study named 'bad' (3 prompts × m1, m2) to break in each test."""
+    return make_folder_study(tmp_path / "bad", prompts=3)
+
+
+# The study of the stats, dashboard and browser tests: 4 models of known quality.
+MODELS = {"alpha": 0.9, "beta": 0.6, "gamma": 0.35, "delta": 0.1}
+RATERS = ("ann", "ben", "cat")
+
+
+def seed_study(db, root: Path, name: str = "dash", *, prompts: int = 6,
+               ratings: bool = True, scores: bool = True) -> Path:
+    """A folder study with SC/PR ratings by 3 raters and vqascore/gned metric values."""
+    manifest = make_folder_study(root / name, prompts=prompts, models=tuple(MODELS), k=3)
+    studies.import_manifest(db, manifest)
+    rnd = random.Random(7)
+    rating_rows = ["prompt_id,model,rater,criterion,value,seconds"]
+    score_rows = ["prompt_id,model,metric,value"]
+    for p in range(prompts):
+        for model, quality in MODELS.items():
+            for rater in RATERS:
+                for crit in ("SC", "PR"):
+                    noisy = quality + rnd.gauss(0, 0.3)
+                    value = min((0, 0.5, 1), key=lambda x, v=noisy: abs(x - v))
+                    rating_rows.append(f"p{p},{model},{rater},{crit},{value},"
+                                       f"{rnd.uniform(2, 9):.2f}")
+            score_rows.append(f"p{p},{model},vqascore,{quality + rnd.gauss(0, 0.2):.4f}")
+            gned = min(1.0, max(0.0, 1 - quality + rnd.gauss(0, 0.2)))
+            score_rows.append(f"p{p},{model},gned,{gned:.4f}")
+    if ratings:
+        (root / f"{name}-ratings.csv").write_text("\n".join(rating_rows) + "\n")
+        labels.import_ratings(db, name, "csv", root / f"{name}-ratings.csv")
+    if scores:
+        (root / f"{name}-scores.csv").write_text("\n".join(score_rows) + "\n")
+        metric_scores.import_scores(db, name, "csv", root / f"{name}-scores.csv")
+    return manifest

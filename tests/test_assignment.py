@@ -4,22 +4,17 @@ from __future__ import annotations
 
 from scipy.stats import spearmanr
 
-from concord.services import rating, studies
+from concord.services import rating
 from concord.store import studies as study_store
 from concord.store import work
-from concord.store.raters import rater_for_token
-from tests.helpers import make_folder_study
+from tests.foundation_helpers import study_with_raters
 
 LIVE = "0000"  # a lease cutoff before any opened_at: every open assignment holds its slot
 
 
-def setup_study(tmp_path, db, *, prompts=6, models=("a", "b"), k=2, raters=3, extra="",
-                protocol="score"):
-    manifest = make_folder_study(tmp_path / "as", prompts=prompts, models=models, k=k,
-                                 extra=extra, protocol=protocol)
-    studies.import_manifest(db, manifest)
-    invites = studies.invite(db, "as", [f"r{i}" for i in range(raters)], "http://x")
-    return [rater_for_token(db, i.url.split("token=")[1]).id for i in invites]
+def setup_study(tmp_path, db, **kw):
+    """Study 'as' (6 prompts × a, b; k=2) with raters r0..r2; their ids."""
+    return study_with_raters(tmp_path, db, "as", **{"prompts": 6, "k": 2, "raters": 3, **kw})
 
 
 def rate(db, rater_id, item):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from concord import loadtest
 from concord.services import studies
 from concord.store.db import open_db
 from concord.store.raters import rater_for_token
 from tests.helpers import make_folder_study
+from tests.support import loadtest
 
 
 def test_twenty_concurrent_raters_lose_and_duplicate_nothing(tmp_path):

@@ -14,13 +14,16 @@ import tracemalloc
 
 import pytest
 
+from concord.importers.build import READERS
 from concord.importers.manifest import load_manifest
 from concord.importers.tiif_judge import JudgeFileError, read_tiif_judge_jsonl
 from concord.rubrics import validate_rubrics
 from concord.services import studies
 from concord.store import open_db
-from tests.foundation_helpers import (
+from tests.foundation_helpers import (  # noqa: F401 - the fixtures study, db
     ROOT,
+    bad_study,
+    good_db,
     import_fails,
     make_folder_study,
     problem_text,
@@ -28,19 +31,6 @@ from tests.foundation_helpers import (
 )
 
 TINY = (8, 8)
-
-
-@pytest.fixture
-def db(db, tmp_path):
-    """A database that already holds a good study, so 'unchanged' means something."""
-    studies.import_manifest(db, make_folder_study(tmp_path / "good", prompts=2))
-    return db
-
-
-@pytest.fixture
-def study(tmp_path):
-    """A valid folder study named 'bad' (3 prompts × m1, m2) to break in each test."""
-    return make_folder_study(tmp_path / "bad", prompts=3)
 
 
 def _one(err) -> str:
@@ -222,7 +212,7 @@ def test_a_duplicate_key_in_a_yaml_manifest(db, study):
 
 def test_a_key_overriding_a_yaml_merge_is_not_a_duplicate(study):
     study.write_text(study.read_text() + "ranking:\n  <<: {seed: 1, ties: true}\n  seed: 2\n")
-    ranking = load_manifest(study).ranking
+    ranking = load_manifest(study, READERS).ranking
     assert (ranking.seed, ranking.ties) == (2, True)
 
 

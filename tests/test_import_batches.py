@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from concord import loadtest
 from concord.errors import ProblemLog
 from concord.importers import ratings_csv
 from concord.services import labels, rating, studies
@@ -31,6 +30,7 @@ from tests.foundation_helpers import (
     snapshot,
     unchanged,
 )
+from tests.support import loadtest
 
 HEADER = "prompt_id,model,rater,criterion,value,sample,seconds\n"
 

@@ -11,7 +11,9 @@ from PIL import Image
 
 from concord.errors import InputError
 from concord.services import studies
-from tests.foundation_helpers import (
+from tests.foundation_helpers import (  # noqa: F401 - the fixtures study, db
+    bad_study,
+    good_db,
     import_fails,
     make_folder_study,
     png_header_only,
@@ -22,19 +24,6 @@ from tests.foundation_helpers import (
 )
 
 TINY = (8, 8)
-
-
-@pytest.fixture
-def db(db, tmp_path):
-    """A database that already holds a good study, so 'unchanged' means something."""
-    studies.import_manifest(db, make_folder_study(tmp_path / "good", prompts=2))
-    return db
-
-
-@pytest.fixture
-def study(tmp_path):
-    """A valid folder study named 'bad' (3 prompts × m1, m2) to break in each test."""
-    return make_folder_study(tmp_path / "bad", prompts=3)
 
 
 def _img(study: Path, model: str, name: str) -> Path:

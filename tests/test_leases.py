@@ -9,22 +9,17 @@ import threading
 import pytest
 
 from concord.errors import AuthError
-from concord.services import ranking, rating, studies
+from concord.services import ranking, rating
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
 from concord.store import work
 from concord.store.db import open_db
-from concord.store.raters import rater_for_token
-from tests.helpers import make_folder_study
+from tests.foundation_helpers import study_with_raters
 
 
-def _study(tmp_path, db, *, prompts=2, models=("a", "b"), k=1, raters=2, protocol="score",
-           extra=""):
-    manifest = make_folder_study(tmp_path / "ls", prompts=prompts, models=models, k=k,
-                                 protocol=protocol, extra=extra)
-    studies.import_manifest(db, manifest)
-    invites = studies.invite(db, "ls", [f"r{i}" for i in range(raters)], "http://x")
-    return [rater_for_token(db, i.url.split("token=")[1]).id for i in invites]
+def _study(tmp_path, db, **kw):
+    """Study 'ls' (2 prompts × a, b; k=1) with raters r0, r1; their ids."""
+    return study_with_raters(tmp_path, db, "ls", **{"prompts": 2, "k": 1, "raters": 2, **kw})
 
 
 def _age(db, rater_id: int, minutes: float) -> None:

@@ -19,10 +19,10 @@ from concord.rubrics import (
     load_rubric_by_id,
     validate_rubrics,
 )
+from tests.helpers import ROOT, SHARED, SHARED_REASON
 
-ROOT = Path(__file__).resolve().parents[1]
 GUIDE_SEED = "seeds/002_29129736be9f4650.txt"
-SHARED_CANDIDATES = (ROOT.parent / "shared", Path("/work/shared"))
+
 
 IMAGENHUB_TASKS = (
     "imagenhub-text-guided-editing",
@@ -227,10 +227,8 @@ def test_ui_helpers_return_values_and_descriptions_in_scale_order():
 
 
 def _guide_text() -> str | None:
-    for folder in SHARED_CANDIDATES:
-        if (folder / GUIDE_SEED).is_file():
-            return (folder / GUIDE_SEED).read_text(encoding="utf-8")
-    return None
+    path = SHARED / GUIDE_SEED
+    return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
 def _words(text: str) -> list[str]:
@@ -241,7 +239,7 @@ def _words(text: str) -> list[str]:
 def test_level_texts_are_not_copied_from_the_guide():
     guide = _guide_text()
     if guide is None:
-        pytest.skip(f"ImagenHub guide text ({GUIDE_SEED}) not found under {SHARED_CANDIDATES}")
+        pytest.skip(f"{SHARED_REASON}: ImagenHub guide text {SHARED / GUIDE_SEED}")
     words = _words(guide)
     runs = {tuple(words[i : i + 8]) for i in range(len(words) - 7)}
     copied = []

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import random
 import subprocess
 import sys
 from pathlib import Path
@@ -22,38 +21,8 @@ from concord.store import frames
 from concord.store import ratings as rating_store
 from concord.store import studies as study_store
 from concord.store.db import open_db
+from tests.foundation_helpers import RATERS, seed_study
 from tests.helpers import ROOT, make_folder_study
-
-MODELS = {"alpha": 0.9, "beta": 0.6, "gamma": 0.35, "delta": 0.1}
-RATERS = ("ann", "ben", "cat")
-
-
-def seed_study(db, root: Path, name: str = "dash", *, prompts: int = 6,
-               ratings: bool = True, scores: bool = True) -> Path:
-    """A folder study with SC/PR ratings by 3 raters and vqascore/gned metric values."""
-    manifest = make_folder_study(root / name, prompts=prompts, models=tuple(MODELS), k=3)
-    studies.import_manifest(db, manifest)
-    rnd = random.Random(7)
-    rating_rows = ["prompt_id,model,rater,criterion,value,seconds"]
-    score_rows = ["prompt_id,model,metric,value"]
-    for p in range(prompts):
-        for model, quality in MODELS.items():
-            for rater in RATERS:
-                for crit in ("SC", "PR"):
-                    noisy = quality + rnd.gauss(0, 0.3)
-                    value = min((0, 0.5, 1), key=lambda x, v=noisy: abs(x - v))
-                    rating_rows.append(f"p{p},{model},{rater},{crit},{value},"
-                                       f"{rnd.uniform(2, 9):.2f}")
-            score_rows.append(f"p{p},{model},vqascore,{quality + rnd.gauss(0, 0.2):.4f}")
-            gned = min(1.0, max(0.0, 1 - quality + rnd.gauss(0, 0.2)))
-            score_rows.append(f"p{p},{model},gned,{gned:.4f}")
-    if ratings:
-        (root / f"{name}-ratings.csv").write_text("\n".join(rating_rows) + "\n")
-        labels.import_ratings(db, name, "csv", root / f"{name}-ratings.csv")
-    if scores:
-        (root / f"{name}-scores.csv").write_text("\n".join(score_rows) + "\n")
-        metric_scores.import_scores(db, name, "csv", root / f"{name}-scores.csv")
-    return manifest
 
 
 @pytest.fixture

@@ -10,12 +10,11 @@ from concord.config import Settings
 from concord.services import adjudication
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``adjudicate`` command group."""
-    p = sub.add_parser("adjudicate", help="list disagreed items, set adjudicated values",
-                       description="Items raters disagree on most (scores: range then std; "
-                                   "rankings: 1 - Kendall's W; pairs: 1 - majority share) and "
-                                   "adjudicated values stored apart from the raw labels.")
+def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
+    """Fill in the ``adjudicate`` parser (its help is in ``concord.cli.COMMANDS``)."""
+    p.description = ("Items raters disagree on most (scores: range then std; rankings: "
+                     "1 - Kendall's W; pairs: 1 - majority share) and adjudicated values "
+                     "stored apart from the raw labels.")
     cmds = p.add_subparsers(dest="adjudicate_command", metavar="ACTION", required=True)
     ls = cmds.add_parser("list", help="the most disagreed items, every answer side by side")
     _common(ls)

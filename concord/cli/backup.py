@@ -18,25 +18,30 @@ schedule for a running study (cron; keeps 14 days of backups taken every 30 minu
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``backup`` and ``restore`` commands."""
-    p = sub.add_parser(
-        "backup", help="copy the database to a file, safely while raters are rating",
-        description="Copy the whole database to PATH as one consistent snapshot (SQLite's "
-                    "online backup API): raters keep rating meanwhile. The copy is checked "
-                    "and replaces PATH atomically; it is one self-contained SQLite file.",
-        epilog=_SCHEDULE, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
+    """Fill in the ``backup`` or ``restore`` parser (help in ``concord.cli.COMMANDS``)."""
+    {"backup": _backup_parser, "restore": _restore_parser}[name](p)
+
+
+def _backup_parser(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = _SCHEDULE
+    p.description = (
+        "Copy the whole database to PATH as one consistent snapshot (SQLite's "
+        "online backup API): raters keep rating meanwhile. The copy is checked "
+        "and replaces PATH atomically; it is one self-contained SQLite file.")
     p.add_argument("path", type=Path, metavar="PATH", help="the backup file to write")
     p.set_defaults(func=_backup)
 
-    p = sub.add_parser(
-        "restore", help="replace the database with a backup (keeps a copy of it first)",
-        description="Replace EVERYTHING in the database (every study, rater, rating and "
-                    "score) with the contents of a backup made by 'backup'. The backup must "
-                    "be a Concord database of this version or older that passes an "
-                    "integrity check. The current database is first copied to "
-                    "<db>.before-restore-<time>. Without --yes, only says what it would "
-                    "replace.")
+
+def _restore_parser(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Replace EVERYTHING in the database (every study, rater, rating and "
+        "score) with the contents of a backup made by 'backup'. The backup must "
+        "be a Concord database of this version or older that passes an "
+        "integrity check. The current database is first copied to "
+        "<db>.before-restore-<time>. Without --yes, only says what it would "
+        "replace.")
     p.add_argument("path", type=Path, metavar="PATH", help="the backup file to restore")
     p.add_argument("--yes", action="store_true", help="confirm; required")
     p.set_defaults(func=_restore)

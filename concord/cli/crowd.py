@@ -9,16 +9,13 @@ from pathlib import Path
 from concord.atomic import write_bytes
 from concord.cli.common import db_for, print_table
 from concord.config import Settings
-from concord.export import to_csv_bytes
-from concord.services import crowd, crowd_report
+from concord.services import crowd
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``crowd`` command group."""
-    p = sub.add_parser("crowd", help="study links for crowd platforms, status, time and pay",
-                       description="Crowd studies: a study link for self sign-up (Prolific, "
-                                   "MTurk or none), who joined and where they are, and the "
-                                   "time and pay report.")
+def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
+    """Fill in the ``crowd`` command group (its help is in ``concord.cli.COMMANDS``)."""
+    p.description = ("Crowd studies: a study link for self sign-up (Prolific, MTurk or none), "
+                     "who joined and where they are, and the time and pay report.")
     csub = p.add_subparsers(dest="crowd_command", metavar="ACTION", required=True)
     lk = csub.add_parser("link", help="create (or --rotate) a study link; prints its URL",
                          description="Create a study link for self sign-up. The URL is "
@@ -93,13 +90,18 @@ def _revoke(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _status(args: argparse.Namespace, settings: Settings) -> int:
+    from concord.services import crowd_report
+
     print_table(crowd_report.status(db_for(settings), args.study))
     return 0
 
 
 def _pay(args: argparse.Namespace, settings: Settings) -> int:
+    from concord.services import crowd_report
+
     frame = crowd_report.pay_report(db_for(settings), args.study,
                                     hourly_rate=args.hourly_rate, idle_cap=args.idle_cap)
+    from concord.export import to_csv_bytes  # pyarrow: after the study is found
     data = to_csv_bytes(frame)
     if args.output:
         write_bytes(Path(args.output), data)

@@ -7,36 +7,39 @@ import argparse
 import sys
 from pathlib import Path
 
-from concord import atomic, export
+from concord import atomic
 from concord.cli.common import db_for
 from concord.config import Settings
 from concord.errors import ConcordError
-from concord.services import adjudication, exports, labels
 
+# Spelled out rather than taken from concord.export (pandas, pyarrow), so that a mistyped
+# command fails fast; tests/test_cli.py checks they match.
+LABEL_FORMATS = ("csv", "jsonl", "parquet", "imagenhub", "checklist")
 TABLES = ("history", "adjudications")  # tables whose file type follows -o's suffix or --as
+TABLE_TYPES = ("csv", "jsonl", "parquet")
 FOLDERS = ("imagenhub", "hf")
-FORMATS = (*export.FORMATS, *TABLES, "hf", "label-studio")
+FORMATS = (*LABEL_FORMATS, *TABLES, "hf", "label-studio")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``export`` command."""
-    p = sub.add_parser(
-        "export", help="export the human labels of a study",
-        description="csv/jsonl/parquet: one row per current rating, per ranked image and per "
-                    "pair judgment (column 'kind'), one file (stdout when -o is omitted, "
-                    "except parquet). checklist: one CSV row per rating and checklist "
-                    "condition (ticked, derived and final value, override reason). "
-                    "imagenhub: <Task>/<Task>_<rater>.tsv files in a folder. "
-                    "history: every revision (edits and undos too). adjudications: the "
-                    "adjudicated values. history and adjudications are CSV, JSONL or Parquet "
-                    "by -o's suffix (or --as). hf: a Hugging Face datasets folder (Parquet, "
-                    "save_to_disk, dataset card; needs 'pip install datasets'). label-studio: "
-                    "Label Studio tasks with annotations (JSON). See docs/exports.md.")
+def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
+    """Fill in the ``export`` parser (its help is in ``concord.cli.COMMANDS``)."""
+    p.description = (
+        "csv/jsonl/parquet: one row per current rating, per ranked image and per "
+        "pair judgment (column 'kind'), one file (stdout when -o is omitted, "
+        "except parquet). checklist: one CSV row per rating and checklist "
+        "condition (ticked, derived and final value, override reason). "
+        "imagenhub: <Task>/<Task>_<rater>.tsv files in a folder. "
+        "history: every revision (edits and undos too). adjudications: the "
+        "adjudicated values. history and adjudications are CSV, JSONL or Parquet "
+        "by -o's suffix (or --as). hf: a Hugging Face datasets folder (Parquet, "
+        "save_to_disk, dataset card; needs 'pip install datasets'). label-studio: "
+        "Label Studio tasks with annotations (JSON). See docs/exports.md."
+    )
     p.add_argument("--study", required=True, help="the study to export")
     p.add_argument("--format", choices=FORMATS, default="csv")
     p.add_argument("-o", "--output",
                    help="output file (folder for imagenhub and hf), replaced atomically")
-    p.add_argument("--as", dest="table_type", choices=exports.TABLE_TYPES,
+    p.add_argument("--as", dest="table_type", choices=TABLE_TYPES,
                    help="file type of history/adjudications (default: from -o's suffix)")
     p.add_argument("--with-images", action="store_true",
                    help="hf: add the images (metadata-free) as an 'images' configuration")
@@ -50,7 +53,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _export(args: argparse.Namespace, settings: Settings) -> int:
+    from concord.services import studies
+
     db = db_for(settings)
+    studies.get(db, args.study)  # a missing study fails before the heavy imports
+    from concord import export
+    from concord.services import labels
     if args.format in (*FOLDERS, "label-studio") and not args.output:
         what = "FOLDER" if args.format in FOLDERS else "FILE.json"
         raise ConcordError(f"--format {args.format} needs -o {what}")
@@ -84,6 +92,8 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _table_bytes(db, args: argparse.Namespace) -> bytes:
+    from concord.services import adjudication, exports, labels
+
     if args.format in TABLES:
         kind = exports.table_type(args.output, args.table_type)
         frame = (exports.history_frame(db, args.study, include_excluded=args.include_excluded)

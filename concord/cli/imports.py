@@ -1,4 +1,7 @@
-"""``import``, ``import-ratings`` and ``import-scores``."""
+"""``import``, ``import-ratings`` and ``import-scores``.
+
+Each command imports its service when it runs (they load yaml, PIL, pandas).
+"""
 
 from __future__ import annotations
 
@@ -8,29 +11,30 @@ from pathlib import Path
 
 from concord.cli.common import db_for, progress_factory
 from concord.config import Settings
-from concord.services import labels, metric_scores, studies
 
 IMPORT_NICENESS = 10
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the import commands."""
-    p = sub.add_parser(
-        "import", help="import a study from a manifest (YAML or JSON)",
-        description="Validate everything the manifest names (files, rows, fields, images) and "
-                    "write nothing unless all of it is valid. Re-importing changes nothing; "
-                    "new images are added. See docs/manifest.md.")
+def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
+    """Fill in the parser of one import command (its help is in ``concord.cli.COMMANDS``)."""
+    {"import": _import_parser, "import-ratings": _ratings_parser,
+     "import-scores": _scores_parser}[name](p)
+
+
+def _import_parser(p: argparse.ArgumentParser) -> None:
+    p.description = ("Validate everything the manifest names (files, rows, fields, images) "
+                     "and write nothing unless all of it is valid. Re-importing changes "
+                     "nothing; new images are added. See docs/manifest.md.")
     p.add_argument("manifest", type=Path, metavar="MANIFEST", help="study.yaml or study.json")
     p.set_defaults(func=_import)
 
-    _register_ratings(sub)
 
-    p = sub.add_parser(
-        "import-scores", help="import metric scores computed elsewhere",
-        description="CSV columns: prompt_id, model, metric, value [, sample, question_id, "
-                    "judge]. tiif: TIIF-Bench judge outputs (one JSON object per line), "
-                    "stored per question as metric 'tiif-judge' (1 = correct). jsonl: a "
-                    "score file written by `score --output` (several: merge-scores).")
+def _scores_parser(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "CSV columns: prompt_id, model, metric, value [, sample, question_id, "
+        "judge]. tiif: TIIF-Bench judge outputs (one JSON object per line), "
+        "stored per question as metric 'tiif-judge' (1 = correct). jsonl: a "
+        "score file written by `score --output` (several: merge-scores).")
     p.add_argument("--study", required=True, help="target study (created if missing)")
     p.add_argument("--format", choices=["csv", "tiif", "jsonl"], required=True)
     p.add_argument("--judge", help="judge name for tiif (default: from the file name)")
@@ -40,17 +44,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_import_scores)
 
 
-def _register_ratings(sub: argparse._SubParsersAction) -> None:
-    """``import-ratings``: its parser."""
-    p = sub.add_parser(
-        "import-ratings", help="import human ratings (ImagenHub TSVs or a tidy CSV)",
-        description="Import ratings into a study; a missing study is created as a "
-                    "ratings-only study (images without files). CSV columns: prompt_id, model, "
-                    "rater, criterion, value [, sample, seconds, dimension]. ImagenHub: a "
-                    "folder of <Task>/<Task>_raterN.tsv or one TSV. label-studio: a Label "
-                    "Studio JSON export (docs/exports.md). Every row is checked "
-                    "against the study's rubric; a new study takes --rubric, --criteria, or "
-                    "else the one rubric that fits every row (see docs/cli.md).")
+def _ratings_parser(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Import ratings into a study; a missing study is created as a "
+        "ratings-only study (images without files). CSV columns: prompt_id, model, "
+        "rater, criterion, value [, sample, seconds, dimension]. ImagenHub: a "
+        "folder of <Task>/<Task>_raterN.tsv or one TSV. label-studio: a Label "
+        "Studio JSON export (docs/exports.md). Every row is checked "
+        "against the study's rubric; a new study takes --rubric, --criteria, or "
+        "else the one rubric that fits every row (see docs/cli.md).")
     p.add_argument("--study", required=True, help="target study (created if missing)")
     p.add_argument("--format", choices=["imagenhub", "csv", "label-studio"], required=True)
     p.add_argument("--rubric", action="append", default=[], metavar="[DIMENSION=]ID",
@@ -66,6 +68,8 @@ def _register_ratings(sub: argparse._SubParsersAction) -> None:
 
 
 def _import(args: argparse.Namespace, settings: Settings) -> int:
+    from concord.services import studies
+
     db = db_for(settings)
     s = studies.import_manifest(db, args.manifest, progress=progress_factory)
     if not s.changed:
@@ -83,9 +87,11 @@ def _import_ratings(args: argparse.Namespace, settings: Settings) -> int:
     # A batch job: raters' requests get the CPU first (a long import then takes longer).
     if hasattr(os, "nice"):
         os.nice(IMPORT_NICENESS)
+    from concord.services.ratings_import import import_ratings
+
     criteria = [spec for arg in args.criteria for spec in arg.split()]
-    s = labels.import_ratings(db_for(settings), args.study, args.format, args.path,
-                              rubric=args.rubric, criteria=criteria)
+    s = import_ratings(db_for(settings), args.study, args.format, args.path,
+                       rubric=args.rubric, criteria=criteria)
     made = " (new ratings-only study)" if s.created_study else ""
     print(f"study {s.study!r}{made}: {s.rows} rows read, {s.added} ratings added, "
           f"{s.changed} changed (new revision), {s.unchanged} unchanged; {s.rubric}")
@@ -93,6 +99,8 @@ def _import_ratings(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _import_scores(args: argparse.Namespace, settings: Settings) -> int:
+    from concord.services import metric_scores
+
     s = metric_scores.import_scores(db_for(settings), args.study, args.format, args.path,
                                     judge=args.judge)
     made = " (new scores-only study)" if s.created_study else ""

@@ -7,15 +7,12 @@ import argparse
 from concord.cli.common import db_for, print_table
 from concord.config import Settings
 from concord.services import exclusions, studies
-from concord.store import raters as rater_store
-from concord.store import studies as study_store
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``raters`` command group."""
-    p = sub.add_parser("raters", help="invite, list and revoke raters",
-                       description="Manage raters: 'add' invites them to a study, 'list' shows "
-                                   "them with their counts, 'revoke' disables an invite link.")
+def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
+    """Fill in the ``raters`` command group (its help is in ``concord.cli.COMMANDS``)."""
+    p.description = ("Manage raters: 'add' invites them to a study, 'list' shows them with "
+                     "their counts, 'revoke' disables an invite link.")
     rsub = p.add_subparsers(dest="raters_command", metavar="ACTION", required=True)
 
     a = rsub.add_parser("add", help="invite raters to a study; prints one invite URL each",
@@ -74,17 +71,15 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _list(args: argparse.Namespace, settings: Settings) -> int:
-    db = db_for(settings)
-    study_id = study_store.get_study(db, args.study).id if args.study else None
-    rows = rater_store.list_raters(db, study_id)
+    rows = studies.raters(db_for(settings), args.study)
     for r in rows:
-        r["status"] = "revoked" if r.pop("revoked_at") else "active"
+        r["status"] = "revoked" if r.pop("link") == "revoked" else "active"
     print_table(rows, ["name", "role", "status", "studies", "ratings", "rankings", "created_at"])
     return 0
 
 
 def _revoke(args: argparse.Namespace, settings: Settings) -> int:
-    rater_store.revoke(db_for(settings), args.name)
+    studies.revoke(db_for(settings), args.name)
     print(f"revoked {args.name!r}")
     return 0
 

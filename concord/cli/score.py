@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import re
 import signal
@@ -26,24 +27,35 @@ from concord.store.db import open_db
 from evaluators.registry import evaluator_class, list_evaluators
 
 _DEVICE = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
+# What the metrics import from requirements-metrics.txt (`make run` does not install it).
+METRICS_MODULES = ("torch", "transformers", "rapidocr", "onnxruntime", "rapidfuzz")
+METRICS_INSTALL = "pip install -r requirements-metrics.txt"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the ``score``, ``merge-scores`` and ``metrics`` commands."""
-    score_args.add_score_parser(subparsers, list_evaluators()).set_defaults(func=run)
-    p = subparsers.add_parser(
-        "merge-scores", help="bring score files (score --output) into a study, exactly once",
-        description="Validate every JSONL score file first (file, line, field), then store "
-                    "their scores; a key twice with different values is refused. Rerunning "
-                    "changes nothing. A killed merge is finished by the next one.")
+def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
+    """Fill in ``score``, ``merge-scores`` or ``metrics`` (help in ``concord.cli.COMMANDS``)."""
+    {"score": _score_parser, "merge-scores": _merge_parser, "metrics": _metrics_parser}[name](p)
+
+
+def _score_parser(p: argparse.ArgumentParser) -> None:
+    score_args.add_score_arguments(p, list_evaluators())
+    p.set_defaults(func=run)
+
+
+def _merge_parser(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Validate every JSONL score file first (file, line, field), then store their scores; "
+        "a key twice with different values is refused. Rerunning changes nothing. A killed "
+        "merge is finished by the next one.")
     p.add_argument("--study", required=True, help="target study (created if missing)")
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH",
                    help="score files (.jsonl) or folders of them")
     p.set_defaults(func=_merge)
-    p = subparsers.add_parser("metrics", help="list the automatic metrics",
-                              description="Every registered metric with its direction, "
-                                          "whether it needs a judge or questions, and its "
-                                          "default judge.")
+
+
+def _metrics_parser(p: argparse.ArgumentParser) -> None:
+    p.description = ("Every registered metric with its direction, whether it needs a judge "
+                     "or questions, and its default judge.")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_metrics)
 
@@ -90,6 +102,7 @@ def _job(args: argparse.Namespace, ranks: Any, key: str | None) -> ScoringJob:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Validate everything cheap first, then open the store, then load the judge."""
+    check_metrics_installed()
     if not _DEVICE.match(args.device):
         raise ScoringError(f"--device must be auto, cpu, cuda or cuda:N, got {args.device!r}")
     options = score_args.parse_options(args.option)
@@ -111,6 +124,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     score_args.print_summary(summary, ranks, job.output)
     # errored images are rows to retry, not a failed command: exit 0 once the run finished
     return 0
+
+
+def check_metrics_installed() -> None:
+    """One line naming the command that installs the metrics' packages, when any is missing."""
+    missing = [name for name in METRICS_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ScoringError(f"scoring needs the metrics dependencies ({', '.join(missing)} "
+                           f"not installed): {METRICS_INSTALL}")
 
 
 def evaluator_class_or_error(metric: str) -> Any:

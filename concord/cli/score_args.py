@@ -42,14 +42,12 @@ def _batch_size(text: str) -> int | str:
     return "auto" if text.strip().lower() == "auto" else _positive_int(text)
 
 
-def add_score_parser(subparsers: argparse._SubParsersAction,
-                     metrics: list[str]) -> argparse.ArgumentParser:
-    """The ``score`` parser."""
-    p = subparsers.add_parser(
-        "score", help="score a study's images with an automatic metric",
-        description="Score every not-yet-scored image of a study with one metric and store\n"
-                    "one row per image (and per question) tagged with metric, judge and run.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_score_arguments(p: argparse.ArgumentParser, metrics: list[str]) -> None:
+    """The ``score`` command's arguments, description and examples."""
+    p.description = ("Score every not-yet-scored image of a study with one metric and store\n"
+                     "one row per image (and per question) tagged with metric, judge and run.")
+    p.epilog = EPILOG
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.add_argument("--study", required=True, help="study name")
     p.add_argument("--metric", required=True, help=f"one of: {', '.join(metrics)}")
     p.add_argument("--model", help="judge VLM: hub id or local folder (default: the "
@@ -80,7 +78,6 @@ def add_score_parser(subparsers: argparse._SubParsersAction,
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--run-id", help=argparse.SUPPRESS)  # given by the app, which watches it
     p.add_argument("--log-path", help=argparse.SUPPRESS)
-    return p
 
 
 def parse_options(pairs: list[str]) -> dict[str, Any]:

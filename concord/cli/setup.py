@@ -13,30 +13,36 @@ from concord.services import studies
 from concord.services.auth import admin_secret, secret_file
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the set-up commands."""
-    p = sub.add_parser("init", help="create the database and load the demo study if empty",
-                       description="Create (or upgrade) the database. When it holds no study, "
-                                   "load the demo study from data/demo/.")
+def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
+    """Fill in the parser of one set-up command (its help is in ``concord.cli.COMMANDS``)."""
+    {"init": _init_parser, "studies": _studies_parser, "delete-study": _delete_parser,
+     "validate-rubrics": _validate_parser}[name](p)
+
+
+def _init_parser(p: argparse.ArgumentParser) -> None:
+    p.description = ("Create (or upgrade) the database. When it holds no study, load the demo "
+                     "study from data/demo/.")
     p.add_argument("--no-demo", action="store_true", help="do not load the demo study")
     p.set_defaults(func=_init)
 
-    p = sub.add_parser("studies", help="list studies with their counts",
-                       description="One line per study: protocol, rubric, raters wanted per "
-                                   "item, and how many models, prompts, images, current "
-                                   "ratings, rankings and metric scores it holds.")
+
+def _studies_parser(p: argparse.ArgumentParser) -> None:
+    p.description = ("One line per study: protocol, rubric, raters wanted per item, and how "
+                     "many models, prompts, images, current ratings, rankings and metric "
+                     "scores it holds.")
     p.set_defaults(func=_studies)
 
-    p = sub.add_parser("delete-study", help="delete a study and everything in it",
-                       description="Delete a study: its prompts, images, ratings, rankings, "
-                                   "metric scores and assignments. Raters stay.")
+
+def _delete_parser(p: argparse.ArgumentParser) -> None:
+    p.description = ("Delete a study: its prompts, images, ratings, rankings, metric scores "
+                     "and assignments. Raters stay.")
     p.add_argument("--study", required=True, help="the study to delete")
     p.add_argument("--yes", action="store_true", help="confirm; required")
     p.set_defaults(func=_delete)
 
-    p = sub.add_parser("validate-rubrics", help="check every rubric file",
-                       description="Check every rubrics/*.yaml file; print each problem with "
-                                   "its file and key.")
+
+def _validate_parser(p: argparse.ArgumentParser) -> None:
+    p.description = "Check every rubrics/*.yaml file; print each problem with its file and key."
     p.add_argument("--dir", help="rubrics folder (default: the repository's rubrics/)")
     p.set_defaults(func=_validate_rubrics)
 

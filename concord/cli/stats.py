@@ -30,10 +30,9 @@ DESCRIPTION = (
     "prints the whole document (docs/stats-json.md); missing statistics are null.")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``stats`` command."""
-    p = sub.add_parser("stats", help="statistics of a study (tables or --json)",
-                       description=DESCRIPTION)
+def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
+    """Fill in the ``stats`` parser (its help is in ``concord.cli.COMMANDS``)."""
+    p.description = DESCRIPTION
     p.add_argument("--study", required=True, help="the study")
     p.add_argument("--json", action="store_true", help="print the JSON document")
     p.add_argument("--dimension", help="only prompts of this dimension (task, category)")
@@ -66,16 +65,19 @@ def _positive(text: str) -> int:
 
 
 def _stats(args: argparse.Namespace, settings: Settings) -> int:
-    # Imported here: scipy/statsmodels take a second to load, and every other command
-    # (and --help) should not pay for them.
-    from concord.services import report
+    from concord.services import studies
 
     db = db_for(settings)
+    studies.check_exists(db, args.study)  # a typo answers before scipy and pandas load
+    from concord.services import report
+    from evaluators import registry  # the directions, from the classes (no torch)
+
     doc = report.study_report(db, args.study, n_boot=args.n_boot, n_perm=args.n_perm,
                               seed=args.seed, dimension=args.dimension, metric=args.metric,
                               by_dimension=args.by_dimension,
                               model_score=f"mean_{args.model_score.replace('-', '_')}",
-                              n_disagreements=args.n_disagreements)
+                              n_disagreements=args.n_disagreements,
+                              higher_is_better=registry.higher_is_better)
     if args.json:
         text = report.report_json(doc) + "\n"
     else:
@@ -275,24 +277,26 @@ def _print_pairs(sections: dict) -> None:
         ("section", "source", "criterion", "message")))
 
 
-def _print_benchmarks(bench: dict) -> None:
-    _section("Metric means per model", bench["metric_means"], _plain(
-        ("metric", "judge", "model", "mean", "n_images", "n_missing")))
-    _section("PairComp", bench["paircomp"], _plain(
-        ("metric", "judge", "model", "category", "arithmetic", "geometric", "n_pairs")))
-    _section("GenEval 2 totals (x100)", bench["geneval2_totals"], _plain(
-        ("metric", "judge", "model", "method", "score", "n_prompts")))
-    _section("GenEval 2 Soft-TIFA AM per skill", bench["geneval2_by_skill"], _plain(
-        ("judge", "model", "skill", "score", "n_questions")))
-    _section("GenEval 2 Soft-TIFA GM per atom count", bench["geneval2_by_atomicity"], _plain(
-        ("judge", "model", "atom_count", "score", "n_prompts")))
-    overall = [r for r in bench["tiif_summary"] if r["group"] == "Overall"]
-    _section("TIIF-Bench overall", overall, _plain(
-        ("metric", "judge", "model", "variant", "score", "n_dimensions")))
-    _section("GNED (lower is better)", bench["gned"], _plain(
-        ("judge", "model", "variant", "gned", "recall", "n_images", "n_missing")))
-    _section("Paraphrase consistency", bench["consistency"], _plain(
-        ("metric", "judge", "model", "S_a", "S_r", "S_final", "n_abstract", "n_realistic")))
-    _section("Benchmarks not computed", bench["problems"], _plain(
-        ("benchmark", "metric", "judge", "message")))
+# Columns the tables show per benchmark section (titles: report.BENCHMARK_SECTIONS).
+_BENCHMARK_COLUMNS = {
+    "metric_means": ("metric", "judge", "model", "mean", "n_images", "n_missing"),
+    "paircomp": ("metric", "judge", "model", "category", "arithmetic", "geometric", "n_pairs"),
+    "geneval2_totals": ("metric", "judge", "model", "method", "score", "n_prompts"),
+    "geneval2_by_skill": ("judge", "model", "skill", "score", "n_questions"),
+    "geneval2_by_atomicity": ("judge", "model", "atom_count", "score", "n_prompts"),
+    "tiif_summary": ("metric", "judge", "model", "variant", "score", "n_dimensions"),
+    "gned": ("judge", "model", "variant", "gned", "recall", "n_images", "n_missing"),
+    "consistency": ("metric", "judge", "model", "S_a", "S_r", "S_final", "n_abstract",
+                    "n_realistic"),
+    "problems": ("benchmark", "metric", "judge", "message"),
+}
 
+
+def _print_benchmarks(bench: dict) -> None:
+    from concord.services.report import BENCHMARK_SECTIONS
+
+    for key, title in BENCHMARK_SECTIONS:
+        rows = bench[key]
+        if key == "tiif_summary":  # the tables show the overall score of each judge × model
+            rows, title = [r for r in rows if r["group"] == "Overall"], "TIIF-Bench overall"
+        _section(title, rows, _plain(_BENCHMARK_COLUMNS[key]))

@@ -17,13 +17,14 @@ from concord.importers.tables import TableError, read_records
 from concord.plan import GoldPairSpec, GoldSpec, ImageSpec, PromptSpec, StudyPlan
 from concord.rubrics import list_rubrics, load_rubric_by_id
 
+# The manifest layouts: one reader each (the manifest checks `layout:` against these keys).
 READERS: dict[str, Callable[[Manifest], folders.Layout]] = {
     "folder": folders.read_folder,
-    "paraphrase": folders.read_paraphrase,
     "imagenhub": folders.read_imagenhub,
     "paircomp": benchmarks.read_paircomp,
     "geneval2": benchmarks.read_geneval2,
     "tiif": benchmarks.read_tiif,
+    "paraphrase": folders.read_paraphrase,
 }
 MIN_RANK_SET, MAX_RANK_SET = 2, 16
 
@@ -35,7 +36,7 @@ def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
         path: the manifest (YAML or JSON).
         progress: optional factory ``(total, desc) -> bar`` with ``update(n)`` and ``close()``.
     """
-    m = load_manifest(path)
+    m = load_manifest(path, READERS)
     layout = READERS[m.layout](m)
     for p in layout.prompts:  # the manifest's benchmark labels prompts that have none
         p.benchmark = p.benchmark or m.benchmark

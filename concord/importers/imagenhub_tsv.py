@@ -12,11 +12,13 @@ import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from concord.errors import InputError, Problem, ProblemLog
 from concord.importers.tables import regular_file_problem
+
+if TYPE_CHECKING:  # pandas loads in the readers, so a bad path fails fast
+    import pandas as pd
 
 ALLOWED = frozenset({0.0, 0.5, 1.0, 2.0})
 # The criteria of the frames read_imagenhub_tsv/_dir return: Concord's keys (the second is
@@ -204,6 +206,8 @@ def read_imagenhub_tsv(
 
 
 def _frame(path: Path, task: str, rater: str, log: ProblemLog) -> pd.DataFrame:
+    import pandas as pd
+
     records = [(uid, model, criterion, value, number - 1, text)
                for number, uid, model, sc, pq, text in iter_cells(path, log)
                for criterion, value in zip(CRITERIA, (sc, pq), strict=True)]
@@ -238,6 +242,8 @@ def read_imagenhub_dir(root: Path) -> pd.DataFrame:
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"not a directory: {root}")
+    import pandas as pd
+
     log = ProblemLog()
     frames = [_frame(p, *_names(p, None, None), log) for p in rating_files(root)]
     if log:

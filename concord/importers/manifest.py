@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,10 +25,9 @@ from concord.importers.safe_load import (
 )
 from concord.importers.tables import TableError, read_text
 from concord.names import name_problem
-from concord.plan import DEFAULT_LEASE_MINUTES, PROTOCOLS
-from concord.stats.quality import QualityThresholds
+from concord.plan import DEFAULT_LEASE_MINUTES, STUDY_PROTOCOLS
+from concord.stats.thresholds import QualityThresholds
 
-LAYOUTS = ("folder", "imagenhub", "paircomp", "geneval2", "tiif", "paraphrase")
 KNOWN_KEYS = {
     "name", "description", "protocol", "rubric", "layout", "root", "prompts", "questions",
     "models", "raters_per_item", "ranking", "gold", "max_pixels", "tasks", "variants",
@@ -99,8 +99,12 @@ class Manifest:
         }
 
 
-def load_manifest(path: Path) -> Manifest:
-    """Parse and validate a manifest; InputError lists every problem (file and key)."""
+def load_manifest(path: Path, layouts: Collection[str]) -> Manifest:
+    """Parse and validate a manifest; InputError lists every problem (file and key).
+
+    ``layouts`` are the layout names there are readers for (``build.READERS``, which
+    imports this module, so it passes them in).
+    """
     label = str(path)
     try:
         text = read_text(path, MAX_DOCUMENT_BYTES)
@@ -108,7 +112,7 @@ def load_manifest(path: Path) -> Manifest:
         raise InputError(exc.problems) from exc
     data = _parse(path, text)
     problems: list[Problem] = []
-    m = _build(path, data, problems)
+    m = _build(path, data, problems, layouts)
     if problems or m is None:
         raise InputError(problems or [Problem(label, "invalid manifest")])
     return m
@@ -126,7 +130,8 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
     return data
 
 
-def _build(path: Path, d: dict[str, Any], problems: list[Problem]) -> Manifest | None:
+def _build(path: Path, d: dict[str, Any], problems: list[Problem],
+           layouts: Collection[str]) -> Manifest | None:
     label = str(path)
 
     def bad(key: str, msg: str) -> None:
@@ -138,11 +143,11 @@ def _build(path: Path, d: dict[str, Any], problems: list[Problem]) -> Manifest |
     if (problem := name_problem(name, "study")) is not None:
         bad("name", problem)
     protocol = d.get("protocol", "score")
-    if protocol not in PROTOCOLS:
-        bad("protocol", f"{protocol!r} is not one of {', '.join(PROTOCOLS)}")
+    if protocol not in STUDY_PROTOCOLS:
+        bad("protocol", f"{protocol!r} is not one of {', '.join(STUDY_PROTOCOLS)}")
     layout = d.get("layout")
-    if layout not in LAYOUTS:
-        bad("layout", f"unknown layout {layout!r}; use one of {', '.join(LAYOUTS)}")
+    if layout not in layouts:
+        bad("layout", f"unknown layout {layout!r}; use one of {', '.join(layouts)}")
     base = path.resolve().parent
     root = _path(base, d.get("root", "."), "root", bad, must_be_dir=True)
     m = Manifest(path=path.resolve(), name=str(name or "").strip(), protocol=str(protocol),

@@ -6,8 +6,6 @@ from __future__ import annotations
 import math
 import re
 
-from concord.export import unneutralise
-
 MAX_NAME = 1_000
 MAX_SAMPLE = 2**31 - 1
 BAD_NAME = re.compile("[\x00\r\n\udc80-\udcff]")
@@ -65,6 +63,8 @@ def names(col: tuple[str, ...], *, required: bool = True) -> list[str] | None:
             or max(map(len, out)) > MAX_NAME:
         return None
     if "'" in joined:
+        from concord.export import unneutralise  # loads pandas; rarely needed
+
         out = [unneutralise(t) for t in out]
     return out
 

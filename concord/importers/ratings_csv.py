@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from concord.errors import Problem, ProblemLog
-from concord.export import unneutralise
 from concord.importers import rating_fields as fields
 from concord.importers.tables import regular_file_problem
 
@@ -188,6 +187,8 @@ def _field(cols: _Columns, line: int, name: str, get: dict[str, str], log: Probl
     """One field's value, or None after logging what is wrong with it."""
     text = get.get(name, "")
     if name in NAMES or name == "dimension":
+        from concord.export import unneutralise  # loads pandas; only this slow path needs it
+
         text = unneutralise(text)
         message = fields.name_problem(text, required=name != "dimension")
         result: Any = text or None

@@ -10,11 +10,13 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from concord.errors import InputError, Problem
 from concord.importers.tables import TableError, read_csv_rows
+
+if TYPE_CHECKING:  # pandas loads in the readers, so a bad path fails fast
+    import pandas as pd
 
 SCORE_COLUMNS = {"prompt_id", "model", "metric", "value"}
 TIIF_METRIC = "tiif-judge"
@@ -51,6 +53,8 @@ def read_scores_csv(path: Path) -> pd.DataFrame:
         out.append(rec)
     if problems:
         raise InputError(problems)
+    import pandas as pd
+
     return pd.DataFrame(out, columns=list(COLUMNS))
 
 
@@ -59,6 +63,8 @@ def read_tiif(path: Path, judge: str | None) -> pd.DataFrame:
 
     The value is 1 when the judge's answer matches the expected one, else 0.
     """
+    import pandas as pd
+
     from concord.importers import tiif_judge
 
     reader = tiif_judge.read_tiif_judge_tree if path.is_dir() else tiif_judge.read_tiif_judge_jsonl

@@ -37,10 +37,11 @@ def secret_file(settings: Settings) -> Path:
     return settings.db_path.with_name(settings.db_path.name + ".admin-secret")
 
 
-def admin_secret(settings: Settings, configured: str | None = None) -> str:
-    """The researcher secret: configured (env/secrets) or generated once into a 0600 file."""
-    if configured or settings.admin_secret:
-        return str(configured or settings.admin_secret)
+def admin_secret(settings: Settings) -> str:
+    """The researcher secret: ``settings.admin_secret`` (environment or Streamlit secrets)
+    or else generated once into a 0600 file beside the database."""
+    if settings.admin_secret:
+        return settings.admin_secret
     path = secret_file(settings)
     if path.is_file():
         return path.read_text(encoding="utf-8").strip()

@@ -13,9 +13,8 @@ loading the next image) is not counted. Edits and undos carry no time on item.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from sqlite_utils import Database
 
 from concord.errors import ConcordError
@@ -24,6 +23,9 @@ from concord.store import crowd as crowd_store
 from concord.store import onboarding
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
+
+if TYPE_CHECKING:  # only the pay report is a frame
+    import pandas as pd
 
 PAY_COLUMNS = ["rater", "platform", "participant_id", "platform_study_id",
                "platform_session_id", "items_done", "items_skipped", "practice_items",
@@ -85,6 +87,8 @@ def pay_report(db: Database, study_name: str, *, hourly_rate: float | None = Non
     rows = [_pay_row(db, r, work.get(r["id"], []), done.get(r["id"], 0),
                      states.get(r["id"]), rate, cap, cfg.currency)
             for r in rater_store.list_raters(db, study.id)]
+    import pandas as pd
+
     return pd.DataFrame(rows, columns=PAY_COLUMNS)
 
 

@@ -7,13 +7,17 @@ the audit-log entry changes ``frames.data_version`` (the dashboard's cache key).
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
 from sqlite_utils import Database
 
 from concord.errors import NotFoundError
 from concord.store import exclusions
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
+
+if TYPE_CHECKING:  # the CLI answers a typo without loading pandas
+    import pandas as pd
 
 
 def _rater_of_study(db: Database, study: study_store.Study, name: str) -> rater_store.Rater:

@@ -46,6 +46,7 @@ class MetricInfo:
     needs_judge: bool
     has_questions: bool
     default_judge: str | None
+    higher_is_better: bool = True
 
 
 @functools.cache
@@ -61,7 +62,14 @@ def metric_catalog() -> tuple[MetricInfo, ...]:
         last = (out.stderr.strip().splitlines() or ["no output"])[-1]
         raise ConcordError(f"could not list the metrics: {last}")
     return tuple(MetricInfo(r["metric"], r["about"], r["needs_judge"], r["has_questions"],
-                            r["default_judge"]) for r in json.loads(out.stdout))
+                            r["default_judge"], r["higher_is_better"])
+                 for r in json.loads(out.stdout))
+
+
+def higher_is_better(metric: str) -> bool:
+    """The direction of ``metric`` from its evaluator class, asked of the metric catalog
+    (this process never imports the evaluators); True for a metric not registered."""
+    return next((m.higher_is_better for m in metric_catalog() if m.name == metric), True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,19 +11,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from sqlite_utils import Database
 
 from concord.errors import ConcordError, InputError, NotFoundError, Problem
 from concord.importers.score_jsonl import ScoreFile, read_score_file
 from concord.importers.score_tables import COLUMNS, read_scores_csv, read_tiif
 from concord.plan import ImageSpec, PromptSpec, QuestionSpec, StudyPlan
-from concord.store import frames, items, score_staging
+from concord.store import items, score_staging
 from concord.store import runs as run_store
 from concord.store import studies as study_store
 from concord.store.db import audit, dumps, transaction
+
+if TYPE_CHECKING:  # pandas loads in the readers, so a bad path fails fast
+    import pandas as pd
 
 FORMATS = ("csv", "tiif", "jsonl")
 _KEY = ["prompt_id", "model", "sample", "metric", "judge", "question_id"]
@@ -92,6 +94,8 @@ def _expand(paths: list[Path]) -> Iterator[Path]:
 
 def _combine(files: list[ScoreFile]) -> pd.DataFrame:
     """One row per score across files (see :func:`merge_score_files`)."""
+    import pandas as pd
+
     started = {rid: r.get("started_at", "") for f in files for rid, r in f.runs.items()}
     chosen: dict[tuple, dict[str, Any]] = {}
     problems: list[Problem] = []
@@ -150,6 +154,8 @@ def _store(db: Database, study_name: str, df: pd.DataFrame, runs: list[dict[str,
 
 
 def _staged(df: pd.DataFrame, keys: dict) -> Iterator[tuple]:
+    import pandas as pd
+
     for r in df.itertuples(index=False):
         value = None if r.value is None or pd.isna(r.value) else float(r.value)
         yield (keys[(r.prompt_id, r.model, int(r.sample))], r.metric, r.judge, r.question_id,
@@ -203,4 +209,6 @@ def _prompts_for(df: pd.DataFrame, keys: set[str]) -> list[PromptSpec]:
 
 def scores(db: Database, study_name: str) -> pd.DataFrame:
     """All metric scores of a study as a tidy frame."""
+    from concord.store import frames
+
     return frames.scores_frame(db, study_store.get_study(db, study_name).id)

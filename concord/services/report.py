@@ -10,6 +10,7 @@ benchmark summaries of the stored metric scores. The JSON document is described 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pandas as pd
 from sqlite_utils import Database
 
 from concord.errors import NotFoundError
-from concord.services import checklist
+from concord.services import checklist, metric_runs
 from concord.services.exclusions import without_excluded
 from concord.services.report_settings import (
     DERIVED_NAME,
@@ -31,16 +32,21 @@ from concord.stats.report import records
 from concord.store import exclusions, frames
 from concord.store import studies as study_store
 
-# Direction of the known metrics. The app must not import evaluator classes (they pull in
-# torch), so the evaluators' ``higher_is_better`` is mirrored here: GNED is a distance.
-LOWER_IS_BETTER = frozenset({"gned"})
+# The report's benchmark sections (``doc["benchmarks"]``) in the order the CLI and the
+# dashboard show them, with their titles (``tiif_accuracy``, per dimension, is JSON only).
+BENCHMARK_SECTIONS = (
+    ("metric_means", "Metric means per model"),
+    ("paircomp", "PairComp"),
+    ("geneval2_totals", "GenEval 2 totals (×100)"),
+    ("geneval2_by_skill", "GenEval 2 Soft-TIFA AM per skill"),
+    ("geneval2_by_atomicity", "GenEval 2 Soft-TIFA GM per atom count"),
+    ("tiif_summary", "TIIF-Bench groups"),
+    ("gned", "GNED (lower is better)"),
+    ("consistency", "Paraphrase consistency"),
+    ("problems", "Benchmarks not computed"),
+)
 _SCORE_COLUMNS = ["study", "prompt_id", "model", "sample", "image_id", "metric", "judge",
                   "value", "dimension"]
-
-
-def higher_is_better(metric: str) -> bool:
-    """Whether a higher value of ``metric`` means a better image (unknown metrics: True)."""
-    return metric not in LOWER_IS_BETTER
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +131,8 @@ def load_frames(db: Database, study_name: str, *, dimension: str | None = None,
 def study_report(db: Database, study_name: str, *, n_boot: int = 1000, n_perm: int = 1000,
                  seed: int = 0, dimension: str | None = None, metric: str | None = None,
                  by_dimension: bool = False, model_score: str = "mean_image_means",
-                 n_disagreements: int = 20) -> dict:
+                 n_disagreements: int = 20,
+                 higher_is_better: Callable[[str], bool] | None = None) -> dict:
     """The statistics document of one study (``docs/stats-json.md``).
 
     Args:
@@ -140,6 +147,9 @@ def study_report(db: Database, study_name: str, *, n_boot: int = 1000, n_perm: i
         model_score: Human model score of the model-level correlation
             (``mean_image_means`` or ``mean_rater_means``).
         n_disagreements: Images listed per metric × judge × human source.
+        higher_is_better: A metric's direction (from its evaluator class); default: asked
+            of the metric catalog in a child process, since the app never imports the
+            evaluators (the CLI passes ``evaluators.registry.higher_is_better``).
 
     Returns:
         :func:`concord.stats.full_report`'s sections plus ``benchmarks`` and
@@ -153,18 +163,21 @@ def study_report(db: Database, study_name: str, *, n_boot: int = 1000, n_perm: i
     return report_of(data, study_name, n_boot=n_boot, n_perm=n_perm, seed=seed,
                      dimension=dimension, metric=metric, by_dimension=by_dimension,
                      model_score=model_score, n_disagreements=n_disagreements,
-                     info=_image_info(db, study_name), dimensions=dims)
+                     info=_image_info(db, study_name), dimensions=dims,
+                     higher_is_better=higher_is_better)
 
 
 def report_of(data: StudyFrames, study_name: str, *, n_boot: int = 1000, n_perm: int = 1000,
               seed: int = 0, dimension: str | None = None, metric: str | None = None,
               by_dimension: bool = False, model_score: str = "mean_image_means",
               n_disagreements: int = 20, info: pd.DataFrame | None = None,
-              dimensions: list[str] | None = None) -> dict:
+              dimensions: list[str] | None = None,
+              higher_is_better: Callable[[str], bool] | None = None) -> dict:
     """:func:`study_report` of frames already loaded (the filters only go into ``meta``)."""
     images = image_scores(data.scores)
     stats_scores = images[_SCORE_COLUMNS] if not images.empty else None
-    directions = {m: higher_is_better(m) for m in data.scores["metric"].unique()}
+    direction = higher_is_better or metric_runs.higher_is_better
+    directions = {m: direction(m) for m in data.scores["metric"].unique()}
     doc = full_report(data.ratings, data.rankings, stats_scores, pairs=data.pairs,
                       gold=data.gold,
                       n_boot=n_boot, n_perm=n_perm, seed=seed, higher_is_better=directions,

@@ -9,7 +9,6 @@ from typing import Any
 from sqlite_utils import Database
 
 from concord.config import DEMO_MANIFEST
-from concord.importers.build import plan_from_manifest
 from concord.names import check_name
 from concord.plan import ImportSummary
 from concord.store import raters as rater_store
@@ -28,8 +27,26 @@ class Invite:
 def import_manifest(db: Database, path: Path, *, progress: Any = None,
                     actor: str = "cli") -> ImportSummary:
     """Validate everything a manifest names, then write it in one transaction."""
+    # Imported here: the manifest readers load PIL and yaml, which no other use case needs.
+    from concord.importers.build import plan_from_manifest
+
     plan = plan_from_manifest(path, progress=progress)
     return study_store.apply_plan(db, plan, actor=actor)
+
+
+def get(db: Database, study_name: str) -> study_store.Study:
+    """The study called ``study_name``; NotFoundError names the studies there are."""
+    return study_store.get_study(db, study_name)
+
+
+def names(db: Database) -> list[str]:
+    """Every study's name."""
+    return study_store.list_study_names(db)
+
+
+def check_exists(db: Database, study_name: str) -> None:
+    """Raise NotFoundError, naming the studies there are, when there is no such study."""
+    study_store.get_study(db, study_name)
 
 
 def ensure_demo(db: Database, manifest: Path = DEMO_MANIFEST) -> ImportSummary | None:

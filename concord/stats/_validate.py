@@ -61,15 +61,6 @@ def numeric_values(df: pd.DataFrame, column: str, *, where: str) -> np.ndarray:
     return values
 
 
-def require_finite(values: np.ndarray, column: str, *, where: str) -> None:
-    """Raise ``ValueError`` if ``values`` holds NaN or infinity (naming how many)."""
-    bad = ~np.isfinite(values)
-    if bad.any():
-        raise ValueError(
-            f"{where}: column {column!r} has {int(bad.sum())} missing or infinite value(s)"
-        )
-
-
 def check_choice(value: object, allowed: Iterable[object], *, name: str) -> None:
     """Raise ``ValueError`` when ``value`` is not one of ``allowed``."""
     options = list(allowed)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from concord.stats._codes import codes_and_names, first_rows, group_codes, image_keys
-from concord.stats.quality import QualityThresholds
+from concord.stats.thresholds import QualityThresholds
 
 FLAG_COLUMNS = ["rater", "flag", "unit", "criterion", "value", "threshold", "n", "message"]
 ITEM_COLUMNS = ["rater", "unit", "prompt_id", "model", "sample", "image_id", "criterion",

@@ -27,8 +27,6 @@ from concord.stats._validate import (
 from concord.stats.rankings import RANKING_COLUMNS
 
 PAIR_COLUMNS = ("prompt_id", "rater", "left_model", "right_model", "outcome")
-OPTIONAL_PAIR_COLUMNS = ("study", "dimension", "criterion", "left_image_id",
-                         "right_image_id", "seconds")
 OUTCOMES = ("left", "right", "tie", "both_bad")
 # How "both bad" enters the statistics: as a tie (the arena convention) or left out.
 BOTH_BAD = ("tie", "exclude")

@@ -27,7 +27,7 @@ from concord.stats.pair_report import (
     pair_sections,
     split_gold_pairs,
 )
-from concord.stats.quality import QualityThresholds, gold_results, split_gold
+from concord.stats.quality import gold_results, split_gold
 from concord.stats.rankings import RANKING_COLUMNS
 from concord.stats.report_sections import (
     gold_only_sections,
@@ -36,6 +36,7 @@ from concord.stats.report_sections import (
     ranking_sections,
     rater_sections,
 )
+from concord.stats.thresholds import QualityThresholds
 
 __all__ = ["SCHEMA_VERSION", "full_report", "jsonable", "records"]
 

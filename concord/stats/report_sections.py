@@ -23,13 +23,13 @@ from concord.stats.flags import (
 from concord.stats.human import model_scores
 from concord.stats.human_metric import Joined, correlation_table
 from concord.stats.per_model import metric_rows, per_model_table, rater_vs_rest
-from concord.stats.quality import QualityThresholds
 from concord.stats.rankings import (
     kendalls_w_by_prompt,
     model_ranking,
     position_bias,
     rank_by_position,
 )
+from concord.stats.thresholds import QualityThresholds
 
 
 def human_sections(rated: pd.DataFrame, *, n_boot: int, ci: float, seed: int,

@@ -139,13 +139,3 @@ def touch_participant(db: Database, rater_id: int, link_id: int,
     """A participant came back: keep the latest platform parameters (a new session id)."""
     db.execute("UPDATE crowd_participants SET params = ?, link_id = ?, last_seen_at = ?"
                " WHERE rater_id = ?", [dumps(params), link_id, now(), rater_id])
-
-
-def participants(db: Database, study_id: int) -> list[dict]:
-    """Every participant of a study with their rater name: ``rater, platform,
-    participant_id, params`` (dict), ``joined_at, last_seen_at``."""
-    rows = db.query(
-        "SELECT r.name AS rater, p.platform, p.participant_id, p.params, p.joined_at,"
-        " p.last_seen_at FROM crowd_participants p JOIN raters r ON r.id = p.rater_id"
-        " WHERE p.study_id = ? ORDER BY p.joined_at", [study_id])
-    return [{**r, "params": loads(r["params"], {})} for r in rows]

@@ -51,14 +51,6 @@ def image(db: Database, image_id: int) -> ImageRow:
     return _image(row)
 
 
-def image_by_public_id(db: Database, public_id: str) -> ImageRow:
-    """One image by its opaque public id (what a browser sees)."""
-    row = db.execute(_IMAGE_SQL + " WHERE i.public_id = ?", [public_id]).fetchone()
-    if row is None:
-        raise NotFoundError(f"no image {public_id!r}")
-    return _image(row)
-
-
 def prompt_images(db: Database, prompt_id: int, sample: int | None = None) -> list[ImageRow]:
     """Images of one prompt that have a file (one per model when ``sample`` is given)."""
     sql = _IMAGE_SQL + " WHERE i.prompt_id = ? AND i.path IS NOT NULL"
@@ -77,19 +69,6 @@ def prompt_row(db: Database, prompt_id: int) -> dict[str, Any]:
     return rows[0]
 
 
-def image_id_for(db: Database, study_id: int, prompt_key: str, model: str, sample: int) -> int:
-    """Store id of (prompt key, model, sample) in a study."""
-    row = db.execute(
-        "SELECT i.id FROM images i JOIN prompts p ON p.id = i.prompt_id JOIN models m"
-        " ON m.id = i.model_id WHERE i.study_id = ? AND p.key = ? AND m.name = ? AND"
-        " i.sample = ?", [study_id, prompt_key, model, sample],
-    ).fetchone()
-    if row is None:
-        raise NotFoundError(f"no image for prompt {prompt_key!r}, model {model!r}, "
-                            f"sample {sample}")
-    return int(row[0])
-
-
 def model_names(db: Database, study_id: int) -> list[str]:
     """Model names of a study in import order."""
     return [r[0] for r in db.execute("SELECT name FROM models WHERE study_id = ? ORDER BY id",
@@ -105,10 +84,3 @@ def image_keys(db: Database, study_id: int) -> dict[tuple[str, str, int], int]:
             " ON p.id = i.prompt_id JOIN models m ON m.id = i.model_id WHERE i.study_id = ?",
             [study_id]).fetchall()
     }
-
-
-def gold_for(db: Database, image_id: int) -> dict[str, tuple[float, float]]:
-    """Expected value and tolerance by criterion for a gold image (empty if not gold)."""
-    return {r[0]: (r[1], r[2]) for r in db.execute(
-        "SELECT criterion, expected, tolerance FROM gold WHERE image_id = ? AND unit = 'image'",
-        [image_id])}

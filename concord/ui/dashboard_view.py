@@ -18,7 +18,7 @@ from sqlite_utils import Database
 
 from concord import export
 from concord.services import labels, report
-from concord.store.db import open_db
+from concord.services.database import open_database
 
 ALL = "All"
 DISAGREEMENT_COLUMNS = ["model", "prompt_id", "prompt", "human_score", "metric_score",
@@ -31,7 +31,7 @@ _CRITERIA_FIRST = ("O", "SC", "PR")
 
 @contextlib.contextmanager
 def _connection(db_path: str) -> Iterator[Database]:
-    db = open_db(db_path, migrate=False, check_same_thread=False)
+    db = open_database(db_path, migrate=False, check_same_thread=False)
     try:
         yield db
     finally:

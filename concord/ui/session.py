@@ -6,6 +6,7 @@ This is the only place (with the other ``concord.ui`` modules) that touches
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import threading
@@ -19,7 +20,7 @@ from concord.config import Settings
 from concord.errors import AuthError
 from concord.services import auth
 from concord.services.auth import User
-from concord.store.db import open_db
+from concord.services.database import open_database
 
 USER = "concord_user"
 TOKEN = "concord_token"  # noqa: S105 - a session-state key, not a secret
@@ -30,8 +31,12 @@ FLASH = "concord_flash"
 
 
 def settings() -> Settings:
-    """Settings from the environment (the app is configured like the CLI)."""
-    return Settings.from_env()
+    """This app's settings: the environment, as for the CLI (``Settings.from_env``), with
+    the researcher secret taken from Streamlit secrets when the environment has none."""
+    configured = Settings.from_env()
+    if configured.admin_secret is None and (secret := _secrets_admin_secret()):
+        return dataclasses.replace(configured, admin_secret=secret)
+    return configured
 
 
 def invite_base_url(page: str) -> str:
@@ -64,7 +69,7 @@ def open_run_db() -> Database:
     old = st.session_state.get(_DB)
     if old is not None:
         old.conn.close()
-    db = open_db(settings().db_path, check_same_thread=False)
+    db = open_database(settings().db_path, check_same_thread=False)
     st.session_state[_DB] = db
     return db
 
@@ -135,7 +140,7 @@ def still_allowed() -> bool:
 
 def current_secret() -> str:
     """The researcher secret in force now."""
-    return auth.admin_secret(settings(), admin_configured_secret())
+    return auth.admin_secret(settings())
 
 
 def require_researcher() -> User:
@@ -168,11 +173,8 @@ def show_flash() -> None:
         getattr(st, kind, st.info)(message)
 
 
-def admin_configured_secret() -> str | None:
-    """The admin secret from the environment or Streamlit secrets, if any."""
-    env = os.environ.get("CONCORD_ADMIN_SECRET")
-    if env:
-        return env
+def _secrets_admin_secret() -> str | None:
+    """``admin_secret`` from Streamlit secrets (``.streamlit/secrets.toml``), if any."""
     try:
         return st.secrets.get("admin_secret") or st.secrets.get("concord", {}).get("admin_secret")
     except Exception:

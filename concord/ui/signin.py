@@ -6,8 +6,7 @@ import streamlit as st
 from sqlite_utils import Database
 
 from concord.errors import AuthError
-from concord.services import auth, crowd, onboarding
-from concord.store import studies as study_store
+from concord.services import auth, crowd, onboarding, studies
 from concord.ui import onboarding_view, session
 
 
@@ -72,13 +71,13 @@ def onboarding_stage(db: Database, user: auth.User) -> str:
 
 def sign_in_researcher(db: Database, given: str) -> bool:
     """Check the researcher secret; on success the session becomes a researcher's."""
-    secret = auth.admin_secret(session.settings(), session.admin_configured_secret())
+    secret = auth.admin_secret(session.settings())
     try:
         user = auth.check_admin(given, secret)
     except AuthError:
         return False
     st.session_state[session.USER] = auth.User(
-        name=user.name, role=user.role, studies=tuple(study_store.list_study_names(db)))
+        name=user.name, role=user.role, studies=tuple(studies.names(db)))
     st.session_state[session.SECRET_PRINT] = auth.fingerprint(secret)
     return True
 
@@ -95,7 +94,7 @@ _PICK = "study_pick"
 
 def study_picker(user: auth.User, db: Database) -> str | None:
     """Sidebar choice of the study to work on (only the user's studies)."""
-    names = list(study_store.list_study_names(db)) if user.is_researcher else list(user.studies)
+    names = list(studies.names(db)) if user.is_researcher else list(user.studies)
     if not names:
         st.sidebar.info("No study yet.")
         return None

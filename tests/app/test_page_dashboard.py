@@ -10,7 +10,7 @@ from concord.services import metric_scores, ranking, report
 from concord.store import items
 from concord.store import raters as rater_store
 from tests.app.conftest import APP
-from tests.test_stats_cli import seed_study
+from tests.foundation_helpers import seed_study
 
 
 def researcher_dashboard() -> AppTest:

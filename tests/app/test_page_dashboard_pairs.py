@@ -10,8 +10,8 @@ from tests.app.test_page_dashboard import (
     pick_study,
     researcher_dashboard,
 )
+from tests.foundation_helpers import seed_study
 from tests.pair_helpers import seed_pair_study
-from tests.test_stats_cli import seed_study
 
 
 def test_pairs_tab_shows_bradley_terry_win_rates_and_the_win_matrix(app_env, tmp_path):

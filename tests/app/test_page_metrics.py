@@ -16,7 +16,7 @@ from tests.helpers import ROOT
 
 @pytest.fixture(scope="module")
 def tiny_llava(tmp_path_factory):
-    from evaluators.tiny import save_tiny_vlm
+    from tests.support.tiny_models import save_tiny_vlm
 
     return save_tiny_vlm("llava", tmp_path_factory.mktemp("judge") / "llava")
 

@@ -9,7 +9,7 @@ import pytest
 from concord.services import report
 from concord.store.db import open_db
 from tests.browser.conftest import start_server, stop
-from tests.test_stats_cli import seed_study
+from tests.foundation_helpers import seed_study
 
 pytestmark = pytest.mark.browser
 

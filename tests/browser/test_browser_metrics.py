@@ -17,7 +17,7 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture
 def server(tmp_path: Path):
-    from evaluators.tiny import save_tiny_vlm
+    from tests.support.tiny_models import save_tiny_vlm
 
     judge = save_tiny_vlm("llava", tmp_path / "judge")
     db_path = tmp_path / "metrics.db"

@@ -19,7 +19,6 @@ import pytest
 from PIL import Image, ImageDraw
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared"
 TINY_ARCHS = ("llava", "qwen2_5_vl", "qwen3_vl", "idefics3", "paligemma")
 
 
@@ -42,7 +41,7 @@ def _quiet_transformers():
 @pytest.fixture(scope="session")
 def tiny_dirs(tmp_path_factory) -> dict[str, Path]:
     """Each tiny architecture saved with save_pretrained into its own folder."""
-    from evaluators.tiny import save_tiny_vlm
+    from tests.support.tiny_models import save_tiny_vlm
 
     root = tmp_path_factory.mktemp("tiny-vlms")
     return {arch: save_tiny_vlm(arch, root / arch) for arch in TINY_ARCHS}

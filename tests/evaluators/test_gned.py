@@ -19,8 +19,9 @@ from evaluators.gned import (
     summarise_ocr_file,
 )
 from evaluators.ocr import RapidOCREngine, filter_detections
+from tests.helpers import SHARED
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "tiif" / "fixtures"
+FIXTURES = SHARED / "benchmarks" / "tiif" / "fixtures"
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf")
 
 

@@ -10,8 +10,8 @@ import torch
 from evaluators.base import ModelLoadError
 from evaluators.hf_backend import HFVLMBackend
 from evaluators.hf_loading import load_pretrained, resolve_device
-from evaluators.tiny import build_tiny_vlm
 from evaluators.token_probs import Processing
+from tests.support.tiny_models import build_tiny_vlm
 
 ARCHS = ("llava", "qwen2_5_vl", "qwen3_vl", "idefics3", "paligemma")
 QUESTIONS = ['Does this figure show "a red cube"? Please answer Yes or No.',

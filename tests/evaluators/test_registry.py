@@ -14,6 +14,7 @@ from evaluators.registry import (
     UnknownEvaluatorError,
     create_evaluator,
     evaluator_class,
+    higher_is_better,
     list_evaluators,
 )
 
@@ -84,3 +85,27 @@ def test_listing_metric_classes_loads_no_torch():
     modules = _modules_after(code)
     assert "torch" not in modules
     assert "transformers" not in modules
+
+
+def test_metric_classes_load_without_the_metrics_packages():
+    # `make run` installs requirements.txt only; the stats still need every direction
+    code = ("import sys\n"
+            "for m in ('torch', 'transformers', 'rapidocr', 'onnxruntime', 'rapidfuzz'):\n"
+            "    sys.modules[m] = None\n"
+            "from evaluators.registry import EVALUATORS, higher_is_better\n"
+            "print({n: higher_is_better(n) for n in EVALUATORS})")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                         text=True, check=True, timeout=120)
+    assert eval(out.stdout.strip().splitlines()[-1])["gned"] is False
+
+
+def test_the_app_learns_each_direction_from_the_classes():
+    """The report's directions: the classes in the CLI, the metric catalog in the app."""
+    from concord.services import metric_runs
+
+    for name in EVALUATORS:
+        expected = evaluator_class(name).higher_is_better
+        assert higher_is_better(name) is expected
+        assert metric_runs.higher_is_better(name) is expected
+    assert higher_is_better("my-own-metric") is True
+    assert metric_runs.higher_is_better("my-own-metric") is True

@@ -9,8 +9,8 @@ import torch
 
 from evaluators.base import ScoreRequest
 from evaluators.hf_backend import HFVLMBackend
-from evaluators.tiny import build_tiny_vlm
 from evaluators.vqascore import QUESTION, VQAScore
+from tests.support.tiny_models import build_tiny_vlm
 
 
 def _requests(paths, prompts=("a red cube", "two cats on a sofa", "a blue table")):

@@ -2,23 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
-
-# The benchmark data lives next to the repository in the development workspace only.
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
-SKIP_REASON = "../shared benchmark data not present (only in the development workspace)"
-
-
-@pytest.fixture
-def shared() -> Path:
-    """Root of ../shared, or skip the test when it is absent."""
-    if not SHARED.is_dir():
-        pytest.skip(SKIP_REASON)
-    return SHARED.resolve()
 
 
 def _make_ratings(

@@ -7,9 +7,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from concord.stats import human_metric_table, item_level, model_level
+from concord.stats import human_metric_table, item_level
 from concord.stats._resample import bootstrap_indices
 from concord.stats.human_metric import model_level_many
+from concord.stats.model_level import model_level
 
 
 def make_items(seed=0, prompts=20, models=6, noise=1.0):

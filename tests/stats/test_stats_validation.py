@@ -7,6 +7,7 @@ import pytest
 
 from concord import stats
 from concord.stats import benchmarks
+from concord.stats.model_level import model_level
 
 RATINGS = ["prompt_id", "model", "rater", "criterion", "value"]
 RANKINGS = ["prompt_id", "rater", "criterion", "model", "rank", "position"]
@@ -22,7 +23,7 @@ CASES = [
     (stats.position_bias, RANKINGS),
     (stats.rank_by_position, RANKINGS),
     (stats.item_level, ["prompt_id", "human", "metric"]),
-    (stats.model_level, ["prompt_id", "model", "human", "metric"]),
+    (model_level, ["prompt_id", "model", "human", "metric"]),
     (stats.human_metric_table, ["prompt_id", "model", "metric", "value"]),
     (stats.full_report, RATINGS),
     (benchmarks.paircomp_scores, ["model", "pair", "caption", "sample", "category", "value"]),

@@ -1,0 +1,1 @@
+"""Use cases: what pages and the CLI call; the only callers of the store."""

@@ -1,0 +1,16 @@
+"""Opening the database for the app: pages and ``concord.ui`` reach the store only through
+services, and this is the service that hands them a connection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from concord.store.db import open_db
+
+
+def open_database(path: str | Path, *, migrate: bool = True,
+                  check_same_thread: bool = True) -> Database:
+    """The store's :func:`concord.store.db.open_db` (WAL, foreign keys, migrations)."""
+    return open_db(path, migrate=migrate, check_same_thread=check_same_thread)

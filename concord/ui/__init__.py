@@ -1,0 +1,1 @@
+"""Streamlit view helpers of the pages (session, sign-in, widgets, tab renderers)."""

@@ -1,0 +1,108 @@
+"""The fast paths against plain reference implementations.
+
+* ``store/frames.ratings_frame`` parses ``group_concat`` texts with numpy and picks the
+  current revision itself; the reference is one plain SELECT over the ``current_ratings``
+  view joined to names.
+* ``stats/human``'s numpy group-by (rater means, image means, model scores) against
+  pandas ``groupby``.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from concord.services import studies
+from concord.stats.human import model_scores
+from concord.store import frames
+from concord.store import ratings as rating_store
+from concord.store import studies as study_store
+from concord.store.db import transaction
+from tests.foundation_helpers import invited
+from tests.helpers import make_folder_study
+
+REFERENCE_SQL = """
+SELECT s.name AS study, p.key AS prompt_id, p.text AS prompt, m.name AS model, i.sample,
+       r.image_id, ra.name AS rater, r.criterion, r.value, r.seconds, r.created_at,
+       p.dimension
+FROM current_ratings r
+JOIN images i ON i.id = r.image_id
+JOIN prompts p ON p.id = i.prompt_id
+JOIN models m ON m.id = i.model_id
+JOIN raters ra ON ra.id = r.rater_id
+JOIN studies s ON s.id = r.study_id
+WHERE r.study_id = ?
+ORDER BY p.position, p.id, m.id, i.sample, ra.name, r.criterion
+"""
+
+
+def _messy_study(db, tmp_path) -> int:
+    """Revisions, undos, missing seconds, odd values and names with commas and accents."""
+    studies.import_manifest(db, make_folder_study(tmp_path / "s", prompts=4, samples=2,
+                                                  models=("m,1", "mé2", "m3")))
+    study = study_store.get_study(db, "s")
+    raters = [invited(db, "s", name) for name in ("zoë", "ann, jr", "Bob", "al")]
+    images = [r[0] for r in db.execute("SELECT id FROM images WHERE study_id = ?", [study.id])]
+    rnd = random.Random(3)
+    with transaction(db):
+        for n in range(400):
+            values = {c: rnd.choice([0.0, 0.5, 1.0, 0.1 + 0.2, 1 / 3, None])
+                      for c in rnd.sample(["SC", "PR", "a,b"], rnd.randint(1, 3))}
+            rating_store.insert_rating(
+                db, study.id, rnd.choice(images), rnd.choice(raters), values,
+                submission=f"s{n}", action=rnd.choice(["rate", "edit", "undo"]),
+                seconds=rnd.choice([None, 1 / 7, 12.5]))
+    return study.id
+
+
+@pytest.mark.parametrize("chunk", [2_000_000, 37])
+def test_ratings_frame_equals_a_plain_select(db, tmp_path, monkeypatch, chunk):
+    study_id = _messy_study(db, tmp_path)
+    monkeypatch.setattr(frames, "_CHUNK_IDS", chunk)
+    fast = frames.ratings_frame(db, study_id).reset_index(drop=True)
+    plain = pd.DataFrame([dict(r) for r in db.query(REFERENCE_SQL, [study_id])])
+    assert len(plain) > 100
+    assert list(fast.columns) == list(plain.columns)
+    for col in plain.columns:
+        expected = plain[col].to_numpy()
+        got = fast[col].to_numpy()
+        if col in ("value", "seconds"):
+            assert np.allclose(got.astype(float), expected.astype(float), rtol=1e-14,
+                               equal_nan=True), col
+        else:
+            assert [str(v) for v in got] == [str(v) for v in expected], col
+    # values are the stored doubles, not their 15-digit prints
+    assert set(fast["value"]) <= {0.0, 0.5, 1.0, 0.1 + 0.2, 1 / 3}
+
+
+def _ratings(seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = 3000
+    frame = pd.DataFrame({
+        "prompt_id": rng.choice([f"p{i}" for i in range(40)], n),
+        "model": rng.choice(["a", "b", "c", "d"], n),
+        "sample": rng.integers(0, 2, n),
+        "rater": rng.choice([f"r{i}" for i in range(7)], n),
+        "criterion": rng.choice(["SC", "PR"], n),
+        "value": rng.choice([0.0, 0.5, 1.0], n),
+    })
+    return frame.drop_duplicates(["prompt_id", "model", "sample", "rater", "criterion"])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_model_scores_equal_pandas_groupby(seed):
+    ratings = _ratings(seed)
+    got = model_scores(ratings).set_index(["model", "criterion"]).sort_index()
+    keys = ["model", "criterion"]
+    rater_means = ratings.groupby([*keys, "rater"])["value"].mean()
+    by_rater = rater_means.groupby(level=keys)
+    image_means = ratings.groupby([*keys, "prompt_id", "sample"])["value"].mean()
+    by_image = image_means.groupby(level=keys)
+    assert np.allclose(got["mean_rater_means"], by_rater.mean().sort_index())
+    assert np.allclose(got["std_rater_means"], by_rater.std(ddof=0).sort_index())
+    assert np.allclose(got["mean_image_means"], by_image.mean().sort_index())
+    assert (got["n_raters"].to_numpy() == by_rater.size().sort_index().to_numpy()).all()
+    assert (got["n_images"].to_numpy() == by_image.size().sort_index().to_numpy()).all()
