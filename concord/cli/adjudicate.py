@@ -16,12 +16,16 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
                      "1 - Kendall's W; pairs: 1 - majority share) and adjudicated values "
                      "stored apart from the raw labels.")
     cmds = p.add_subparsers(dest="adjudicate_command", metavar="ACTION", required=True)
-    ls = cmds.add_parser("list", help="the most disagreed items, every answer side by side")
+    ls = cmds.add_parser("list", help="the most disagreed items, every answer side by side",
+                         description="The items raters disagree on most, every rater's "
+                                     "answer side by side, with the adjudicated value if any.")
     _common(ls)
     ls.add_argument("--criterion", help="only this criterion")
     ls.add_argument("--limit", type=int, default=20, help="items listed (default 20)")
     ls.set_defaults(func=_list)
-    st = cmds.add_parser("set", help="store (or --clear) an item's adjudicated value")
+    st = cmds.add_parser("set", help="store (or --clear) an item's adjudicated value",
+                         description="Store an item's adjudicated value (kept apart from the "
+                                     "raw ratings), or withdraw it with --clear.")
     _common(st)
     st.add_argument("--item", type=int, required=True, help="item id as 'list' shows it")
     st.add_argument("--criterion", required=True)

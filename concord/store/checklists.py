@@ -67,8 +67,8 @@ _CURRENT = """
 SELECT c.image_id, i.public_id, p.key AS prompt_id, p.dimension, m.name AS model, i.sample,
        rt.name AS rater, c.criterion, k.rubric, t.condition, t.ticked, k.derived, k.final,
        k.reason, c.submission, c.created_at AS time
-FROM current_ratings c
-JOIN rating_checklists k ON k.submission = c.submission AND k.criterion = c.criterion
+FROM rating_checklists k
+CROSS JOIN current_ratings c ON c.submission = k.submission AND c.criterion = k.criterion
 JOIN rating_ticks t ON t.submission = k.submission AND t.criterion = k.criterion
 JOIN images i ON i.id = c.image_id
 JOIN prompts p ON p.id = i.prompt_id
@@ -83,4 +83,6 @@ def current_ticks(db: Database, study_id: int) -> list[dict]:
     """One row per condition of every current rating that came with a checklist:
     ``image_id, public_id, prompt_id, dimension, model, sample, rater, criterion, rubric, condition,
     ticked (0/1), derived, final, reason, submission, time``."""
+    # Checklist answers are few: start from them (CROSS JOIN keeps that order), never scan a
+    # large study's ratings for none.
     return list(db.query(_CURRENT, [study_id]))
