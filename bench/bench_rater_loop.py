@@ -141,10 +141,15 @@ def concord_submit(page, n: int, checklist: bool = False) -> float:
     """Choose both scores with the keyboard, then time submit → next image shown."""
     # Checklist: tick three conditions (each a rerun that re-derives the value);
     # otherwise choose SC and PR levels.
-    for key in ("1", "2", "4") if checklist else ("3", "w"):
+    keys = ("1", "2", "4") if checklist else ("3", "w")
+    for key in keys:
         page.keyboard.press(key)
+    # Every tick (a rerun each) must have landed before the timed click, which bypasses
+    # the key queue.
+    ticked = len(keys) if checklist else 0
     page.wait_for_function(
         "() => document.querySelectorAll('[role=radiogroup] input:checked').length === 2"
+        f" && document.querySelectorAll('input[type=checkbox]:checked').length === {ticked}"
         " && !window.__concordKeys.busy && window.__concordKeys.queue.length === 0"
         " && document.querySelector('[data-testid=stApp]')"
         ".getAttribute('data-test-script-state') === 'notRunning'")
