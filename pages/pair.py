@@ -78,8 +78,8 @@ def keys(item: pairs.PairItem | None) -> widgets.Keys:
     if st.session_state.get(ps.SKIPPING):
         return widgets.Keys(bindings, escape=widgets.widget_css("pair_skip_cancel"),
                             focus=widgets.widget_css(ps.SKIP_REASON, "input"), clicks=clicks,
-                            item=current)
-    return widgets.Keys(bindings, clicks=clicks, item=current)
+                            item=current, opens=("s",))
+    return widgets.Keys(bindings, clicks=clicks, item=current, opens=("s",))
 
 
 def head(item: pairs.PairItem | None, editing: bool) -> None:

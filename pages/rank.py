@@ -78,8 +78,8 @@ def keys(rs: ranking.RankSet | None) -> widgets.Keys:
     if st.session_state.get(rk.SKIPPING):
         return widgets.Keys(bindings, escape=widgets.widget_css("rank_skip_cancel"),
                             focus=widgets.widget_css(rk.SKIP_REASON, "input"), clicks=clicks,
-                            item=item)
-    return widgets.Keys(bindings, clicks=clicks, item=item)
+                            item=item, opens=("s",))
+    return widgets.Keys(bindings, clicks=clicks, item=item, opens=("s",))
 
 
 def head(rs: ranking.RankSet | None) -> None:

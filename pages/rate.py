@@ -107,8 +107,8 @@ def keys(item: rating.Item | None, rubric: Rubric) -> widgets.Keys:
         field = rs.SKIP_REASON if form == "skip" else rs.FLAG_NOTE
         return widgets.Keys(bindings, escape=widgets.widget_css(f"rate_{form}_cancel"),
                             focus=widgets.widget_css(field, "input"),
-                            item=item.public_id if item else None)
-    return widgets.Keys(bindings, item=item.public_id if item else None)
+                            item=item.public_id if item else None, opens=("s", "f"))
+    return widgets.Keys(bindings, item=item.public_id if item else None, opens=("s", "f"))
 
 
 def head(item: rating.Item | None, editing: bool) -> None:

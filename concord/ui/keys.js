@@ -9,6 +9,8 @@
 //   focus:    css of a text field to focus as soon as it appears (the skip reason), or null
 //   clicks:   [{within, target}]: a click on an <img> inside `within` clicks `target` in it
 //   item:     id of the item on screen; when it changes the page scrolls back to the top
+//   opens:    keys whose click opens a reason field (skip, flag): what is typed after such
+//             a key and before the field is there goes into the field, not to shortcuts
 const BUSY = new Set(['running', 'rerunRequested', 'stopRequested']);
 const appState = () => {
   const app = document.querySelector('[data-testid="stApp"]');
@@ -39,7 +41,11 @@ function pump(kb) {
   }
   const b = kb.queue.shift();
   const el = b.el || document.querySelectorAll(b.css)[b.nth || 0];
-  if (!el || !el.isConnected) { pump(kb); return; }
+  if (!el || !el.isConnected) {
+    if (b.opens) settleTyped(kb);
+    pump(kb);
+    return;
+  }
   kb.busy = true;
   clickInPlace(el);
   if (!b.rerun) {  // e.g. a choice inside a form: nothing runs on the server
@@ -64,6 +70,7 @@ function pump(kb) {
     // A click that causes no run (a disabled or vanished widget) must not block the queue.
     if ((ran && !busy) || (!ran && waited > 1000) || waited > 10000) {
       kb.busy = false;
+      if (b.opens) settleTyped(kb);
       pump(kb);
     } else {
       setTimeout(wait, 5);
@@ -90,6 +97,30 @@ function onKey(kb, e) {
     return;
   }
   if (typing(e.target)) return;
+  if (kb.typed !== null && kb.typed !== undefined &&
+      performance.now() - kb.typedSince > 10000) {
+    settleTyped(kb, 50);  // never hold keys for long, whatever happened to the click
+  }
+  if (kb.typed !== null && kb.typed !== undefined &&
+      (e.key.length === 1 || e.key === 'Enter')) {
+    // A key that opens a reason field was pressed and the field is not there yet.
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    if (e.key !== 'Enter') kb.typed += e.key;
+    return;
+  }
+  // A reason field is open (skip / flag) but the focus is elsewhere: it came before the
+  // field, or a rerun replaced the field. The key belongs to the field, not to a shortcut:
+  // focusing it now makes the browser type this very key into it.
+  const field = kb.focus && document.querySelector(kb.focus);
+  if (field && (e.key.length === 1 || e.key === 'Enter')) {
+    field.focus({preventScroll: true});
+    if (e.key === 'Enter') {  // never a rating submit while a reason field is open
+      e.preventDefault();
+      e.stopImmediatePropagation();
+    }
+    return;
+  }
   const k = e.key.length === 1 ? e.key.toLowerCase() : e.key;
   const b = kb.bindings[k];
   if (!b) return;
@@ -97,7 +128,37 @@ function onKey(kb, e) {
   // (clear cache) hotkeys must not fire when the page binds those letters.
   e.preventDefault();
   e.stopImmediatePropagation();
-  kb.queue.push(b);
+  const opens = kb.opens.includes(k);
+  if (opens) {
+    kb.typed = '';
+    kb.typedSince = performance.now();
+  }
+  kb.queue.push(opens ? {...b, opens: true} : b);
+  pump(kb);
+}
+
+// The run of a field-opening click ended: what was typed meanwhile goes into the field, or,
+// when no field opened (e.g. a flag taken back), is replayed as the shortcuts it was.
+function settleTyped(kb, tries = 0) {
+  if (kb.typed === null || kb.typed === undefined) return;
+  const field = kb.focus && document.querySelector(kb.focus);
+  if (!field && tries < 50) {
+    // The data naming the field may come a little after the run: look again for 1 s.
+    setTimeout(() => settleTyped(kb, tries + 1), 20);
+    return;
+  }
+  const typed = kb.typed || '';
+  kb.typed = null;
+  if (field) {
+    field.dataset.concordFocused = '1';
+    field.focus({preventScroll: true});
+    if (typed) document.execCommand('insertText', false, typed);
+    return;
+  }
+  for (const ch of typed) {
+    const b = kb.bindings[ch.toLowerCase()];
+    if (b) kb.queue.push(b);
+  }
   pump(kb);
 }
 
@@ -147,7 +208,8 @@ function watchPage(kb) {
 
 export default function(component) {
   const kb = window.__concordKeys || (window.__concordKeys = {queue: [], busy: false,
-                                                             bindings: {}, clicks: []});
+                                                             bindings: {}, clicks: [],
+                                                             opens: [], typed: null});
   const data = component.data || {};
   // A rerun may mount the new instance before the old one's cleanup runs: only the latest
   // instance may clear the bindings.
@@ -157,6 +219,7 @@ export default function(component) {
   kb.escape = data.escape || null;
   kb.focus = data.focus || null;
   kb.clicks = data.clicks || [];
+  kb.opens = data.opens || [];
   if (data.item !== undefined && data.item !== kb.item) {
     if (kb.item !== undefined) {
       const main = scroller();
@@ -182,6 +245,7 @@ export default function(component) {
     kb.escape = null;
     kb.focus = null;
     kb.clicks = [];
+    kb.opens = [];
     delete document.documentElement.dataset.concordKeys;
   };
 }

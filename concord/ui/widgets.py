@@ -57,6 +57,7 @@ class Keys:
     focus: str | None = None
     clicks: list[dict[str, str]] = field(default_factory=list)
     item: str | int | None = None
+    opens: tuple[str, ...] = ()  # keys that open a reason field (skip, flag)
 
 
 def rater_style() -> None:
@@ -81,7 +82,8 @@ def keyboard(keys: Keys, *, key: str) -> None:
     data = {k: {"css": css, "nth": nth, "rerun": rerun}
             for k, (css, nth, rerun) in keys.bindings.items()}
     _keys_component(data={"bindings": data, "escape": keys.escape, "focus": keys.focus,
-                          "clicks": keys.clicks, "item": keys.item}, key=key)
+                          "clicks": keys.clicks, "item": keys.item,
+                          "opens": list(keys.opens)}, key=key)
 
 
 def widget_css(key_prefix: str, inner: str = "button") -> str:

@@ -242,3 +242,20 @@ def test_invite_links_point_where_the_server_listens(tmp_path, page):
         assert rater_store.rater_for_token(db, link.split("token=")[1]).name == "ana"
     finally:
         stop(proc)
+
+
+def test_a_reason_typed_right_after_s_goes_into_the_field(server, page):
+    """A fast typer: S, then the reason at once, before the field is there. 'quick' holds
+    shortcut keys (Q: a PR level, U: undo): none may fire; the text lands in the field."""
+    _open(page, server)
+    page.keyboard.press("s")
+    page.keyboard.type("quick")  # no wait: the field may not exist yet
+    field = page.locator(".st-key-rate_skip_reason input")
+    field.wait_for()
+    page.wait_for_function("() => document.querySelector('.st-key-rate_skip_reason input')"
+                           "?.value === 'quick'", timeout=15_000)
+    page.keyboard.press("Enter")
+    page.get_by_text("1 skipped").wait_for(timeout=15_000)
+    marks = list(server["db"].query("SELECT kind, note FROM marks"))
+    assert marks == [{"kind": "skip", "note": "quick"}]
+    assert server["db"].execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == 0
