@@ -351,3 +351,14 @@ def test_deleting_the_study_removes_its_ticks(editing):
     assert checklist_store.last_answers(db, item.image_id, rid) == {}
     assert [db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
             for t in ("rating_checklists", "rating_ticks")] == [0, 0]
+
+
+def test_a_rubric_file_with_an_alias_bomb_is_refused_fast(tmp_path):
+    """Billion laughs in a rubric's guide: refused with the file named, not expanded."""
+    bomb = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, 9):
+        bomb.append(f"{chr(97 + i)}: &{chr(97 + i)} [" + ",".join([f"*{chr(96 + i)}"] * 9) + "]")
+    path = tmp_path / "bomb.yaml"
+    path.write_text("id: bomb\n" + "\n".join(bomb) + "\nguide: *i\n")
+    with pytest.raises(RubricError, match="bomb.yaml"):
+        load_rubric(path)

@@ -4,6 +4,7 @@ staged ratings import, round trip, and one clear error per kind of bad input."""
 from __future__ import annotations
 
 import json
+import os
 import xml.etree.ElementTree as ET
 
 import pandas as pd
@@ -197,3 +198,22 @@ def test_cli_round_trip_with_the_labeling_config(rated, tmp_path, capsys):
     assert main(["--db", db_file, "export", "--study", "ls", "--format",
                  "label-studio"]) == 1
     assert "needs -o FILE.json" in capsys.readouterr().err
+
+
+def test_hostile_files_where_a_label_studio_export_should_be(db, tmp_path):
+    """A FIFO (would block for ever), a symlink loop and a rating of 10**23: one clear line
+    each, naming the file; nothing imported."""
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    loop = tmp_path / "loop.json"
+    loop.symlink_to(loop)
+    huge = tmp_path / "huge.json"
+    task = _task()
+    task["annotations"][0]["result"][0] = {"from_name": "SC", "to_name": "image",
+                                           "type": "rating", "value": {"rating": 10**23}}
+    huge.write_text(json.dumps([task]))
+    for path, message in ((fifo, "not a regular file"), (loop, "cannot be read"),
+                          (huge, r"1e\+23 is not on")):
+        with unchanged(db), pytest.raises(InputError, match=message) as err:
+            labels.import_ratings(db, "new", "label-studio", path)
+        assert str(path) in str(err.value) and "nothing was imported" in str(err.value)
