@@ -137,7 +137,8 @@ def concord_page(tmp: Path, images: Path, submits: int, browser, servers: list,
     return page
 
 
-def concord_submit(page, n: int, checklist: bool = False) -> float:
+def concord_submit(page, n: int, checklist: bool = False,
+                   detail: bool = False) -> float | list[float]:
     """Choose both scores with the keyboard, then time submit → next image shown."""
     # Checklist: tick three conditions (each a rerun that re-derives the value);
     # otherwise choose SC and PR levels.
@@ -154,7 +155,7 @@ def concord_submit(page, n: int, checklist: bool = False) -> float:
         " && document.querySelector('[data-testid=stApp]')"
         ".getAttribute('data-test-script-state') === 'notRunning'")
     t = page.evaluate(MEASURE_JS, ["[class*='st-key-rate_submit'] button",
-                                   '[data-testid="stImage"] img', False])
+                                   '[data-testid="stImage"] img', detail])
     page.get_by_text(f"{n + 1} / ").first.wait_for()
     return t
 
@@ -171,12 +172,13 @@ def baseline_page(tmp: Path, images: Path, browser, servers: list):
     return page
 
 
-def baseline_submit(page) -> float:
+def baseline_submit(page, detail: bool = False) -> float | list[float]:
     return page.evaluate(MEASURE_JS, ['[data-testid="stFormSubmitButton"] button',
-                                      '[data-testid="stImage"] img', False])
+                                      '[data-testid="stImage"] img', detail])
 
 
-def run_all(tmp: Path, images: Path, submits: int, browsers: tuple) -> list[list[float]]:
+def run_all(tmp: Path, images: Path, submits: int, browsers: tuple,
+            detail: bool = False) -> list[list]:
     """Submits alternate between the two apps, so a change in the machine's load (a shared
     machine) weighs on all alike; each waits ``THINK_MS`` before its submit. A third browser
     times Concord with the rubric checklist on."""
@@ -187,16 +189,25 @@ def run_all(tmp: Path, images: Path, submits: int, browsers: tuple) -> list[list
         if len(browsers) > 2:
             pages.append(concord_page(tmp / "c", images, submits, browsers[2], servers,
                                       checklist=True))
-        times: list[list[float]] = [[] for _ in pages]
+        times: list[list] = [[] for _ in pages]
         for n in range(submits):
             for i, page in enumerate(pages):
                 page.wait_for_timeout(THINK_MS)
-                times[i].append(baseline_submit(page) if i == 1 else
-                                concord_submit(page, n, checklist=i == 2))
+                times[i].append(baseline_submit(page, detail) if i == 1 else
+                                concord_submit(page, n, checklist=i == 2, detail=detail))
         return times
     finally:
         for proc in servers:
             proc.terminate()
+
+
+def phases(results: list[list[list[float]]]) -> None:
+    """Medians of: click → new image address in the page, → image loaded, → decoded."""
+    names = ["Concord", "plain app", "Concord, checklist on"]
+    print("\n| app | address ms | loaded ms | decoded ms |\n|---|---|---|---|")
+    for name, times in zip(names, results, strict=False):
+        src, load, total = (statistics.median(t[k] for t in times) for k in (1, 2, 0))
+        print(f"| {name} | {src:.0f} | {load:.0f} | {total:.0f} |")
 
 
 def summary(name: str, times: list[float]) -> str:
@@ -210,6 +221,9 @@ def main() -> None:
     parser.add_argument("--submits", type=int, default=75)
     parser.add_argument("--checklist", action="store_true",
                         help="also time the scoring page with the rubric checklist on")
+    parser.add_argument("--phases", action="store_true",
+                        help="also print, per app, the median time to the new image's "
+                             "address, to its load, and to its decode")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -226,7 +240,11 @@ def main() -> None:
         # no animation frames.
         browsers = tuple(p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                          for _ in range(3 if args.checklist else 2))
-        concord, baseline, *listed = run_all(tmp, images, args.submits, browsers)
+        results = run_all(tmp, images, args.submits, browsers, detail=args.phases)
+        if args.phases:
+            phases(results)
+            results = [[t[0] for t in times] for times in results]
+        concord, baseline, *listed = results
         for browser in browsers:
             browser.close()
     print("\n| app | submits | p50 ms | p95 ms | max ms |\n|---|---|---|---|---|")

@@ -13,6 +13,8 @@ import pytest
 
 from concord import cli
 from concord.cli import build_parser, main
+from concord.services import studies
+from concord.store.db import open_db
 from tests.foundation_helpers import ROOT, make_folder_study
 
 HEAVY = ("pandas", "numpy", "scipy", "torch", "transformers", "pyarrow")
@@ -63,6 +65,19 @@ def test_an_input_error_answers_before_pandas_and_scipy_load(tmp_path, argv, mes
     # only the module of the command that ran (and the shared helpers)
     assert set(seen["commands"]) <= {"concord.cli.common", "concord.cli.score_args",
                                      f"concord.cli.{_module_of(argv[0]).rsplit('.', 1)[1]}"}
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    ("--dimension", "study 's' has no dimension 'nope' (dimensions: color, count)"),
+    ("--metric", "study 's' has no metric 'nope' (metrics: none)"),
+])
+def test_a_bad_stats_filter_answers_before_pandas_and_scipy_load(tmp_path, option, message):
+    db = open_db(tmp_path / "c.db")
+    studies.import_manifest(db, make_folder_study(tmp_path / "s", prompts=2, models=("a",)))
+    db.conn.close()
+    seen, err = probe("--db", str(tmp_path / "c.db"), "stats", "--study", "s", option, "nope")
+    assert (seen["code"], seen["heavy"]) == (1, [])
+    assert err == f"error: {message}"
 
 
 def _module_of(command: str) -> str:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import io
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,11 +71,19 @@ def _stats(args: argparse.Namespace, settings: Settings) -> int:
     from concord.services import studies
 
     db = db_for(settings)
-    studies.check_exists(db, args.study)  # a typo answers before scipy and pandas load
+    studies.check_filters(db, args.study, dimension=args.dimension, metric=args.metric)
+    from concord.services import study_frames
+
+    # scipy.stats takes ~1.5 s to import and the ratings query ~1 s with the GIL released
+    # (a million ratings): import the statistics in a thread while this one reads.
+    with _importing("concord.services.report", "evaluators.registry"):
+        data = study_frames.load_frames(db, args.study, dimension=args.dimension,
+                                        metric=args.metric)
     from concord.services import report
     from evaluators import registry  # the directions, from the classes (no torch)
 
-    doc = report.study_report(db, args.study, n_boot=args.n_boot, n_perm=args.n_perm,
+    doc = report.study_report(db, args.study, data=data, n_boot=args.n_boot,
+                              n_perm=args.n_perm,
                               seed=args.seed, dimension=args.dimension, metric=args.metric,
                               by_dimension=args.by_dimension,
                               model_score=f"mean_{args.model_score.replace('-', '_')}",
@@ -94,6 +104,26 @@ def _stats(args: argparse.Namespace, settings: Settings) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+@contextlib.contextmanager
+def _importing(*modules: str) -> Iterator[None]:
+    """Import ``modules`` in a thread for the duration of the block.
+
+    A failed import is not reported here: the caller imports the modules again after the
+    block, which raises the error in the main thread.
+    """
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            for name in modules:
+                importlib.import_module(name)
+
+    thread = threading.Thread(target=load, name="concord-import", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
 
 
 def _num(value: Any, digits: int = 3) -> str:

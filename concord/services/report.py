@@ -11,25 +11,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 from sqlite_utils import Database
 
-from concord.errors import NotFoundError
-from concord.services import checklist, metric_runs
-from concord.services.exclusions import without_excluded
+from concord.services import metric_runs
 from concord.services.report_settings import (
     DERIVED_NAME,
     derived_criteria,
     quality_thresholds,
 )
+from concord.services.studies import filter_options
+from concord.services.study_frames import StudyFrames, load_frames
 from concord.stats import full_report
 from concord.stats.benchmarks.stored import SECTIONS, benchmark_tables, image_scores
 from concord.stats.checklist import condition_agreement, overrides
 from concord.stats.report import records
-from concord.store import exclusions, frames
+from concord.store import frames
 from concord.store import studies as study_store
 
 # The report's benchmark sections (``doc["benchmarks"]``) in the order the CLI and the
@@ -49,24 +48,6 @@ _SCORE_COLUMNS = ["study", "prompt_id", "model", "sample", "image_id", "metric",
                   "value", "dimension"]
 
 
-@dataclass(frozen=True, slots=True)
-class StudyFrames:
-    """The tidy frames of one study after exclusions and filters.
-
-    ``rankings``/``gold``/``pairs`` are None when the study has none; ``excluded`` lists
-    the excluded raters (``rater, reason, actor, excluded_at``).
-    """
-
-    ratings: pd.DataFrame
-    rankings: pd.DataFrame | None
-    scores: pd.DataFrame
-    gold: pd.DataFrame | None
-    study: study_store.Study | None = None
-    excluded: list[dict] = field(default_factory=list)
-    pairs: pd.DataFrame | None = None
-    checklist: pd.DataFrame | None = None  # the Ticks frame (concord.stats.checklist)
-
-
 def data_version(db: Database) -> tuple[str, ...]:
     """A fingerprint that changes with every rating, ranking, score or audited change
     (such as excluding a rater): the dashboard's cache key."""
@@ -78,61 +59,12 @@ def study_names(db: Database) -> list[str]:
     return study_store.list_study_names(db)
 
 
-def filter_options(db: Database, study_name: str) -> dict[str, list]:
-    """What a study can be filtered by: ``dimensions`` and ``metrics`` ((metric, judge))."""
-    study = study_store.get_study(db, study_name)
-    dims = frames.images_frame(db, study.id)["dimension"].dropna().unique().tolist()
-    return {"dimensions": sorted(map(str, dims)),
-            "metrics": frames.metric_judges(db, study.id)}
-
-
-def _check_choice(value: str | None, known: list[str], what: str, study: str) -> None:
-    if value is not None and value not in known:
-        raise NotFoundError(f"study {study!r} has no {what} {value!r} "
-                           f"({what}s: {', '.join(known) or 'none'})")
-
-
-def load_frames(db: Database, study_name: str, *, dimension: str | None = None,
-                metric: str | None = None) -> StudyFrames:
-    """The study's ratings, rankings, pair judgments, metric scores and gold, without
-    excluded raters.
-
-    Raises:
-        NotFoundError: No such study, or a ``dimension``/``metric`` it does not have.
-    """
-    study = study_store.get_study(db, study_name)
-    options = filter_options(db, study_name)
-    _check_choice(dimension, options["dimensions"], "dimension", study_name)
-    _check_choice(metric, sorted({m for m, _ in options["metrics"]}), "metric", study_name)
-    excluded = exclusions.excluded(db, study.id)
-    names = {r["rater"] for r in excluded}
-    ratings = without_excluded(frames.ratings_frame(db, study.id, categorical=True,
-                                                    times=False), names)
-    rankings = without_excluded(frames.rankings_frame(db, study.id), names)
-    pairs = without_excluded(frames.pairs_frame(db, study.id), names)
-    ticks = without_excluded(checklist.ticks_frame(db, study.id), names)
-    scores = frames.scores_frame(db, study.id)
-    gold = frames.gold_frame(db, study.id)
-    if dimension is not None:
-        ratings = ratings[(ratings["dimension"] == dimension).to_numpy()]
-        rankings = rankings[rankings["dimension"] == dimension]
-        pairs = pairs[pairs["dimension"] == dimension]
-        ticks = ticks[ticks["dimension"] == dimension]
-        scores = scores[scores["dimension"] == dimension]
-    if metric is not None:
-        scores = scores[scores["metric"] == metric]
-    return StudyFrames(ratings.reset_index(drop=True),
-                       None if rankings.empty else rankings.reset_index(drop=True),
-                       scores.reset_index(drop=True), None if gold.empty else gold,
-                       study, excluded, None if pairs.empty else pairs.reset_index(drop=True),
-                       None if ticks.empty else ticks.reset_index(drop=True))
-
-
 def study_report(db: Database, study_name: str, *, n_boot: int = 1000, n_perm: int = 1000,
                  seed: int = 0, dimension: str | None = None, metric: str | None = None,
                  by_dimension: bool = False, model_score: str = "mean_image_means",
                  n_disagreements: int = 20,
-                 higher_is_better: Callable[[str], bool] | None = None) -> dict:
+                 higher_is_better: Callable[[str], bool] | None = None,
+                 data: StudyFrames | None = None) -> dict:
     """The statistics document of one study (``docs/stats-json.md``).
 
     Args:
@@ -150,6 +82,8 @@ def study_report(db: Database, study_name: str, *, n_boot: int = 1000, n_perm: i
         higher_is_better: A metric's direction (from its evaluator class); default: asked
             of the metric catalog in a child process, since the app never imports the
             evaluators (the CLI passes ``evaluators.registry.higher_is_better``).
+        data: The study's frames, when already read by :func:`load_frames` with the
+            same ``dimension`` and ``metric``.
 
     Returns:
         :func:`concord.stats.full_report`'s sections plus ``benchmarks`` and
@@ -158,7 +92,8 @@ def study_report(db: Database, study_name: str, *, n_boot: int = 1000, n_perm: i
     Raises:
         NotFoundError: No such study, or a dimension or metric it does not have.
     """
-    data = load_frames(db, study_name, dimension=dimension, metric=metric)
+    if data is None:
+        data = load_frames(db, study_name, dimension=dimension, metric=metric)
     dims = filter_options(db, study_name)["dimensions"]
     return report_of(data, study_name, n_boot=n_boot, n_perm=n_perm, seed=seed,
                      dimension=dimension, metric=metric, by_dimension=by_dimension,

@@ -53,4 +53,13 @@ def _column(series: pd.Series) -> list:
         return out
     if pd.api.types.is_integer_dtype(dtype) and not series.isna().any():
         return series.to_numpy(dtype=np.int64).tolist()
+    if isinstance(dtype, pd.CategoricalDtype):
+        # Convert each category once, then index: a 44,000-row too-fast list of text
+        # columns took 0.3 s through one jsonable call per cell.
+        names = np.empty(len(dtype.categories) + 1, dtype=object)  # the last stays None
+        for k, v in enumerate(dtype.categories.tolist()):
+            names[k] = jsonable(v)  # one by one: a list value must not become a row
+        return names[series.cat.codes.to_numpy()].tolist()  # code -1 picks the None
+    if isinstance(dtype, pd.StringDtype):
+        return series.to_numpy(dtype=object, na_value=None).tolist()
     return [jsonable(v) for v in series.tolist()]

@@ -147,8 +147,10 @@ def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _rating_rows(db: Database, study_id: int, *, times: bool) -> dict[str, np.ndarray]:
     """Every revision of the study's ratings as arrays (NULL values, i.e. undos, are NaN)."""
-    lo, hi = db.execute("SELECT MIN(id), MAX(id) FROM ratings WHERE study_id = ?",
-                        [study_id]).fetchone()
+    # Two statements: SQLite answers a lone MIN or MAX from the index in microseconds, but
+    # both in one statement scan every rating of the study (0.1-0.2 s at a million).
+    lo, hi = (db.execute(f"SELECT {f}(id) FROM ratings WHERE study_id = ?",
+                         [study_id]).fetchone()[0] for f in ("MIN", "MAX"))
     sql = _RATING_COLUMNS_SQL + (_TIME_COLUMN if times else "") + _RATING_CHUNK_WHERE
     parts = [_parse_chunk(db.execute(sql, [study_id, start, start + _CHUNK_IDS]).fetchone(),
                           times=times)
@@ -241,13 +243,6 @@ def images_frame(db: Database, study_id: int) -> pd.DataFrame:
     """One row per image: ``image_id, sample, path`` (relative to the study root),
     ``prompt_pk, prompt_id, prompt, dimension, position, model_pk, model``."""
     return pd.read_sql_query(_IMAGE_INFO_SQL, db.conn, params=[study_id])
-
-
-def metric_judges(db: Database, study_id: int) -> list[tuple[str, str]]:
-    """The (metric, judge) pairs a study has scores for, sorted."""
-    return [tuple(r) for r in db.execute(
-        "SELECT DISTINCT metric, judge FROM metric_scores WHERE study_id = ?"
-        " ORDER BY metric, judge", [study_id]).fetchall()]
 
 
 def rankings_frame(db: Database, study_id: int) -> pd.DataFrame:

@@ -100,6 +100,20 @@ def study_counts(db: Database, study_id: int) -> dict[str, int]:
     return {k: db.execute(q, [study_id]).fetchone()[0] for k, q in sql.items()}
 
 
+def dimensions(db: Database, study_id: int) -> list[str]:
+    """The dimensions of the study's prompts that have images, sorted."""
+    return sorted(str(r[0]) for r in db.execute(
+        "SELECT DISTINCT p.dimension FROM images i JOIN prompts p ON p.id = i.prompt_id"
+        " WHERE i.study_id = ? AND p.dimension IS NOT NULL", [study_id]).fetchall())
+
+
+def metric_judges(db: Database, study_id: int) -> list[tuple[str, str]]:
+    """The (metric, judge) pairs a study has scores for, sorted."""
+    return [tuple(r) for r in db.execute(
+        "SELECT DISTINCT metric, judge FROM metric_scores WHERE study_id = ?"
+        " ORDER BY metric, judge", [study_id]).fetchall()]
+
+
 def delete_study(db: Database, name: str, *, actor: str = "cli") -> dict[str, int]:
     """Delete a study and everything that belongs to it; returns what was removed."""
     study = get_study(db, name)

@@ -43,8 +43,8 @@ _RATER_CSS = """<style>
   overflow-wrap:anywhere}
 .concord-literal{white-space:pre-wrap;overflow-wrap:anywhere}
 [class*='st-key-rank_slot_'] img{cursor:pointer}
-.st-key-concord_preload{position:fixed;left:-10000px;top:0;width:64px;height:64px;
-  overflow:hidden;pointer-events:none}
+.st-key-concord_preload{position:fixed;right:0;bottom:0;width:2px;height:2px;
+  overflow:hidden;opacity:0.01;pointer-events:none;z-index:-1}
 </style>"""
 
 
