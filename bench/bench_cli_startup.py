@@ -70,6 +70,9 @@ def main() -> None:
         for argv in FAILING:
             rows.append((" ".join(argv), best_of(["--db", empty, *argv], args.repeat, 1), 0.5))
         path, n, _ = seeded_db(Path(tmp), args.prompts)
+        bad = ["--db", str(path), "stats", "--study", "bench", "--dimension", "nope"]
+        rows.append((f"stats --dimension nope ({n:,} ratings)",
+                     best_of(bad, args.repeat, 1), 0.5))
         argv = ["--db", str(path), "stats", "--study", "bench", "--json"]
         rows.append((f"stats --json ({n:,} ratings)", best_of(argv, args.repeat, 0), 3.0))
     width = max(len(r[0]) for r in rows)

@@ -2,8 +2,7 @@
 
 import streamlit as st
 
-from concord import export
-from concord.services import labels, studies
+from concord.services import downloads, studies
 from concord.ui import session
 
 session.require_researcher()
@@ -14,12 +13,14 @@ if study is None:
     st.info("Import a study first.")
     st.stop()
 
-st.caption("One row per current rating and one per ranked image (column `kind`). CSV cells "
-           "that start like a spreadsheet formula are neutralised with a leading '.")
-for fmt, mime in (("csv", "text/csv"), ("jsonl", "application/x-ndjson"),
-                  ("parquet", "application/vnd.apache.parquet")):
-    st.download_button(f"Download {fmt.upper()}", data=labels.export_bytes(db, study, fmt),
-                       file_name=f"{study}-labels.{fmt}", mime=mime, key=f"dl_{fmt}")
-st.download_button("Download ImagenHub TSVs (zip)",
-                   data=export.imagenhub_zip_bytes(labels.ratings(db, study)),
-                   file_name=f"{study}-imagenhub.zip", mime="application/zip", key="dl_imagenhub")
+st.caption("Each file is built when you click its button. CSV cells that start like a "
+           "spreadsheet formula are neutralised with a leading '. A Hugging Face dataset "
+           "is a folder: `python -m concord export --study NAME --format hf -o FOLDER` "
+           "(see docs/exports.md).")
+everyone = st.checkbox("Include raters excluded from the study", key="export_excluded")
+path = session.settings().db_path
+for item in downloads.available(db, study):
+    st.download_button(
+        item.label, file_name=f"{study}-{item.suffix}", mime=item.mime, help=item.help,
+        key=f"dl_{item.key}", on_click="ignore",
+        data=lambda key=item.key: downloads.build(path, study, key, include_excluded=everyone))

@@ -84,13 +84,21 @@ def _result(criterion: str, value: float, rubric: Rubric | None) -> dict:
     return {**base, "type": "choices", "value": {"choices": [f"{value:g}"]}}
 
 
+def export_bytes(db: Database, study_name: str, *, image_root: str = "",
+                 include_excluded: bool = False) -> tuple[bytes, int]:
+    """The tasks as one JSON document (UTF-8) and how many there are."""
+    found = tasks(db, study_name, image_root=image_root, include_excluded=include_excluded)
+    text = json.dumps(found, ensure_ascii=False, indent=1)
+    return (text + "\n").encode("utf-8"), len(found)
+
+
 def export_file(db: Database, study_name: str, path: Path, *, image_root: str = "",
                 include_excluded: bool = False) -> int:
     """Write the tasks as one JSON file (atomically); returns how many."""
-    found = tasks(db, study_name, image_root=image_root, include_excluded=include_excluded)
-    text = json.dumps(found, ensure_ascii=False, indent=1)
-    atomic.write_bytes(Path(path), (text + "\n").encode("utf-8"))
-    return len(found)
+    data, n = export_bytes(db, study_name, image_root=image_root,
+                           include_excluded=include_excluded)
+    atomic.write_bytes(Path(path), data)
+    return n
 
 
 def labeling_config(rubric: Rubric) -> str:

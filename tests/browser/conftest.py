@@ -78,7 +78,7 @@ def chromium():
 @pytest.fixture
 def page(chromium) -> Iterator:
     """A fresh browser page (own context: no shared cookies or storage)."""
-    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     pg = context.new_page()
     yield pg
     context.close()

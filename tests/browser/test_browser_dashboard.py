@@ -43,3 +43,24 @@ def test_researcher_sees_leaderboard_and_agreement(server, page):
     page.get_by_role("tab", name="Human vs metric").click()
     page.get_by_text("Spearman ρ [95% CI] per dimension × metric").wait_for(timeout=10_000)
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_export_page_downloads_a_file_built_on_click(server, page, tmp_path):
+    """The Export page builds a download when it is clicked: the file is the CLI's."""
+    from concord.services import downloads
+
+    page.goto(server["url"])
+    page.locator('[data-testid="stTextInputField"]').first.fill("letmein")
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_text("Agreement dashboard").first.wait_for(timeout=30_000)
+    page.get_by_role("link", name="Export").click()
+    button = page.get_by_role("button", name="Revision history (CSV)")
+    button.wait_for(timeout=30_000)
+    with page.expect_download(timeout=30_000) as info:
+        button.click()
+    saved = tmp_path / "history.csv"
+    info.value.save_as(saved)
+    assert info.value.suggested_filename == "dash-history.csv"
+    db_path = server["db"].conn.execute("PRAGMA database_list").fetchone()[2]
+    assert saved.read_bytes() == downloads.build(db_path, "dash", "history")
+    assert page.locator('[data-testid="stException"]').count() == 0

@@ -1,0 +1,76 @@
+"""The Export page's downloads equal what ``python -m concord export`` writes."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import pandas as pd
+import pytest
+
+from concord.cli import main
+from concord.errors import ConcordError
+from concord.services import adjudication, downloads, exclusions
+from concord.store.db import open_db
+from tests.foundation_helpers import seed_study
+
+CLI = {"csv": ["--format", "csv"], "jsonl": ["--format", "jsonl"],
+       "parquet": ["--format", "parquet"], "checklist": ["--format", "checklist"],
+       "history": ["--format", "history", "--as", "csv"],
+       "adjudications": ["--format", "adjudications", "--as", "csv"],
+       "label-studio": ["--format", "label-studio"]}
+
+
+@pytest.fixture
+def seeded(tmp_path):
+    path = tmp_path / "c.db"
+    db = open_db(path)
+    seed_study(db, tmp_path, "dash", prompts=3, scores=False)
+    top = adjudication.queue(db, "dash", "score")[0]
+    adjudication.set_value(db, "dash", "score", top["item_id"], "SC", "1", actor="lead")
+    db.conn.close()
+    return path
+
+
+@pytest.mark.parametrize("key", sorted(CLI))
+def test_each_download_equals_the_cli_export(seeded, tmp_path, key):
+    out = tmp_path / f"cli.{key}"
+    assert main(["--db", str(seeded), "export", "--study", "dash", *CLI[key],
+                 "-o", str(out)]) == 0
+    assert downloads.build(seeded, "dash", key) == out.read_bytes()
+
+
+def test_imagenhub_zip_holds_the_cli_tsvs(seeded, tmp_path):
+    folder = tmp_path / "tsv"
+    assert main(["--db", str(seeded), "export", "--study", "dash", "--format", "imagenhub",
+                 "-o", str(folder)]) == 0
+    with zipfile.ZipFile(io.BytesIO(downloads.build(seeded, "dash", "imagenhub"))) as zf:
+        zipped = {name: zf.read(name) for name in zf.namelist()}
+    on_disk = {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*.tsv")}
+    assert zipped == on_disk and on_disk
+
+
+def test_label_studio_config_matches_its_tasks(seeded):
+    config = downloads.build(seeded, "dash", "label-studio-config").decode()
+    tasks = json.loads(downloads.build(seeded, "dash", "label-studio"))
+    names = {r["from_name"] for t in tasks for a in t["annotations"] for r in a["result"]}
+    assert names == {"SC", "PR"}
+    assert all(f'name="{n}"' in config for n in names)
+
+
+def test_excluded_raters_only_on_request(seeded):
+    db = open_db(seeded)
+    rater = sorted(pd.read_csv(io.BytesIO(downloads.build(seeded, "dash", "csv")))["rater"])[0]
+    exclusions.exclude_rater(db, "dash", rater, "test", actor="lead")
+    without = pd.read_csv(io.BytesIO(downloads.build(seeded, "dash", "csv")))
+    with_all = pd.read_csv(io.BytesIO(downloads.build(seeded, "dash", "csv",
+                                                      include_excluded=True)))
+    assert rater not in set(without["rater"]) and rater in set(with_all["rater"])
+
+
+def test_unknown_download_and_study(seeded):
+    with pytest.raises(ConcordError, match="unknown download 'nope'"):
+        downloads.build(seeded, "dash", "nope")
+    with pytest.raises(ConcordError, match="no study named 'ghost'"):
+        downloads.build(seeded, "ghost", "csv")
