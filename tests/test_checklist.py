@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+from itertools import product
 from pathlib import Path
 
 import pandas as pd
@@ -11,7 +12,8 @@ import pytest
 import yaml
 
 from concord.errors import RatingError
-from concord.rubrics import RubricError, load_rubric, load_rubric_by_id
+from concord.importers.imagenhub_tsv import TASK_RUBRICS
+from concord.rubrics import DEFAULT_RUBRICS_DIR, RubricError, load_rubric, load_rubric_by_id
 from concord.services import checklist, rating
 from concord.services.common import new_submission
 from concord.store import checklists as checklist_store
@@ -74,6 +76,120 @@ def test_imagenhub_editing_rules_follow_the_guide():
     pr = load_rubric_by_id("imagenhub-text-to-image").checklist("PR")
     assert pr.derive({"no_obvious_flaws": True, "no_minor_flaws": True}) == 1
     assert pr.derive({"no_obvious_flaws": True, "photoreal": True}) == 0.5
+
+
+
+# Per task rubric: the conditions left unticked (all others ticked) and the level the
+# rubric's own level descriptions give for that case.
+LEVEL_CASES = {
+    "imagenhub-subject-driven-generation": [
+        ("SC", (), 2),
+        ("SC", ("setting_fits",), 0),            # setting off: 0 however good the subject
+        ("SC", ("subject_recognisable",), 0),
+        ("SC", ("coarse_traits_match",), 0.5),   # coarse traits differ, fine ones match
+        ("SC", ("coarse_traits_match", "fine_details_match"), 0.5),
+        ("SC", ("fine_details_match",), 1),
+        ("PR", (), 2),
+        ("PR", ("no_obvious_flaws",), 0),
+        ("PR", ("key_objects_clean",), 0.5),
+        ("PR", ("minor_objects_clean",), 1),
+        ("PR", ("photoreal",), 1),
+    ],
+    "imagenhub-subject-driven-editing": [
+        ("SC", (), 2),
+        ("SC", ("same_scene",), 0),              # a different scene, the subject perfect
+        ("SC", ("subject_recognisable",), 0),
+        ("SC", ("coarse_traits_match",), 0.5),
+        ("SC", ("no_clear_scene_changes",), 0.5),
+        ("SC", ("fine_details_match", "no_clear_scene_changes"), 0.5),  # lower answer
+        ("SC", ("fine_details_match",), 1),
+        ("SC", ("scene_untouched",), 1),         # small scene changes
+        ("PR", (), 2),
+        ("PR", ("no_large_flaws",), 0),
+        ("PR", ("key_objects_clean",), 0.5),
+        ("PR", ("minor_objects_clean",), 1),
+        ("PR", ("photoreal",), 1),
+    ],
+    "imagenhub-multi-subject-generation": [
+        ("SC", (), 2),
+        ("SC", ("all_subjects_present",), 0),    # no chair at all
+        ("SC", ("all_subjects_recognisable",), 0),  # another chair altogether
+        ("SC", ("coarse_traits_match",), 0.5),   # the chair has the wrong colour
+        ("SC", ("action_shown",), 0.5),          # next to the chair, not under it
+        ("SC", ("coarse_traits_match", "action_shown"), 0.5),
+        ("SC", ("fine_details_match",), 1),      # the chair has the wrong texture
+        ("SC", ("action_exact",), 1),            # the action only roughly
+        ("PR", (), 2),
+        ("PR", ("no_obvious_flaws",), 0),
+        ("PR", ("key_objects_clean",), 0.5),
+        ("PR", ("minor_objects_clean",), 1),
+        ("PR", ("photoreal",), 1),
+    ],
+    "imagenhub-control-guided-generation": [
+        ("SC", (), 2),
+        ("SC", ("some_attributes",), 0),         # no required attribute followed
+        ("SC", ("all_attributes",), 0.5),        # only some attributes
+        ("SC", ("natural_finished",), 0.5),      # unnatural or unfinished
+        ("SC", ("no_harmful_extras",), 1),       # an unrequested object spoils the scene
+        ("PR", (), 2),
+        ("PR", ("no_large_flaws",), 0),
+        ("PR", ("key_objects_clean",), 0.5),
+        ("PR", ("minor_objects_clean",), 1),
+        ("PR", ("photoreal",), 1),
+    ],
+    "imagenhub-style-guided-generation": [
+        ("SC", (), 2),
+        ("SC", ("style_recognisable",), 0),      # clearly another style
+        ("SC", ("content_matches",), 0),         # content wrong, style perfect
+        ("SC", ("style_close",), 0.5),           # style only in part
+        ("SC", ("style_close", "content_complete"), 0.5),
+        ("SC", ("content_complete",), 1),        # minor objects missing
+        ("PR", (), 2),
+        ("PR", ("no_obvious_flaws",), 0),
+        ("PR", ("no_minor_flaws",), 0.5),
+        ("PR", ("convincing",), 1),
+    ],
+}
+
+
+@pytest.mark.parametrize(("rubric_id", "criterion", "unticked", "expected"), [
+    pytest.param(rubric_id, criterion, unticked, expected,
+                 id=f"{rubric_id}-{criterion}-{'+'.join(unticked) or 'all-ticked'}")
+    for rubric_id, cases in LEVEL_CASES.items()
+    for criterion, unticked, expected in cases])
+def test_task_checklists_give_the_level_their_descriptions_name(
+        rubric_id, criterion, unticked, expected):
+    checklist_ = load_rubric_by_id(rubric_id).checklist(criterion)
+    assert set(unticked) <= set(checklist_.ids)
+    ticks = {c: c not in unticked for c in checklist_.ids}
+    assert checklist_.derive(ticks) == expected
+
+
+def _task_rubric_ids() -> list[str]:
+    # imagenhub-general (the rules for any task) and imagenhub-released (the 0-1 scale of
+    # the released ratings) are not the rubric of one task.
+    return sorted(p.stem for p in DEFAULT_RUBRICS_DIR.glob("imagenhub-*.yaml")
+                  if p.stem not in ("imagenhub-general", "imagenhub-released"))
+
+
+def test_every_imagenhub_task_rubric_has_checklists_reaching_every_level():
+    ids = _task_rubric_ids()
+    assert ids == sorted(TASK_RUBRICS.values())
+    for rubric_id in ids:
+        rubric = load_rubric_by_id(rubric_id)
+        for criterion in ("SC", "PR"):
+            checklist_ = rubric.checklist(criterion)
+            assert checklist_ is not None, (rubric_id, criterion)
+            n = len(checklist_.ids)
+            derived = {bits: checklist_.derive(dict(zip(checklist_.ids, bits, strict=True)))
+                       for bits in product((False, True), repeat=n)}
+            assert set(derived.values()) == {0, 0.5, 1, 2}, (rubric_id, criterion)
+            assert derived[(False,) * n] == 0 and derived[(True,) * n] == 2
+            # A ladder: ticking one more condition never lowers the value.
+            for bits, value in derived.items():
+                for i in range(len(bits)):
+                    more = (*bits[:i], True, *bits[i + 1:])
+                    assert derived[more] >= value, (rubric_id, criterion, bits, i)
 
 
 @pytest.mark.parametrize(("change", "expected"), [
