@@ -6,8 +6,9 @@ Each case is a fresh interpreter (``subprocess``), wall time from start to exit,
 
 * ``--help``: the parser only (no command module is imported).
 * failing commands: ``stats`` / ``export`` / ``raters add`` of a study that does not exist,
-  ``import`` / ``import-ratings`` / ``import-scores`` of a file that does not exist, and
-  ``score`` with an unknown metric; each must exit 1 with one line on stderr.
+  ``import`` / ``import-ratings`` / ``import-scores`` (CSV and TIIF) of a file that does
+  not exist, and ``score`` with an unknown metric; each must exit 1 with one line on
+  stderr.
 * ``stats --json``: the study of ``bench/bench_dashboard.py`` (2,500 prompts × 8 models ×
   25 raters × 2 criteria = 1,000,000 ratings, two metrics), seeded into a fresh database.
 
@@ -35,6 +36,7 @@ FAILING = (
     ("import", "missing/study.yaml"),
     ("import-ratings", "--study", "x", "--format", "csv", "missing.csv"),
     ("import-scores", "--study", "x", "--format", "csv", "missing.csv"),
+    ("import-scores", "--study", "x", "--format", "tiif", "missing.jsonl"),
     ("score", "--study", "x", "--metric", "nope"),
 )
 

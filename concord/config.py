@@ -13,11 +13,16 @@ DEMO_MANIFEST = ROOT / "data" / "demo" / "study.yaml"
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Where the database is and how the app is reached."""
+    """Where the database is and how the app is reached.
+
+    ``base_url_explicit`` says whether ``base_url`` was given (``CONCORD_BASE_URL``) rather
+    than derived from the port: only a given one overrides the address a browser used.
+    """
 
     db_path: Path
     base_url: str = "http://localhost:8501"
     admin_secret: str | None = None
+    base_url_explicit: bool = False
 
     @property
     def media_cache(self) -> Path:
@@ -34,6 +39,8 @@ class Settings:
         """
         path = Path(db or os.environ.get("CONCORD_DB") or DEFAULT_DB)
         port = os.environ.get("CONCORD_PORT") or "8501"
-        base = (os.environ.get("CONCORD_BASE_URL") or f"http://localhost:{port}").rstrip("/")
+        given = os.environ.get("CONCORD_BASE_URL") or None
+        base = (given or f"http://localhost:{port}").rstrip("/")
         secret = os.environ.get("CONCORD_ADMIN_SECRET") or None
-        return cls(db_path=path, base_url=base, admin_secret=secret)
+        return cls(db_path=path, base_url=base, admin_secret=secret,
+                   base_url_explicit=given is not None)

@@ -6,13 +6,16 @@ without the metrics packages says how to install them. Timings: bench/bench_cli_
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from concord import cli
 from concord.cli import build_parser, main
+from concord.importers.tables import readable_file_problem
 from concord.services import studies
 from concord.store.db import open_db
 from tests.foundation_helpers import ROOT, make_folder_study
@@ -54,6 +57,8 @@ def test_help_imports_no_command_module():
      "missing.csv: file not found"),
     (["import-scores", "--study", "s", "--format", "csv", "missing.csv"],
      "missing.csv: file not found"),
+    (["import-scores", "--study", "s", "--format", "tiif", "missing.jsonl"],
+     "missing.jsonl: file not found"),
     (["score", "--study", "s", "--metric", "nope"], "unknown metric 'nope'"),
 ])
 def test_an_input_error_answers_before_pandas_and_scipy_load(tmp_path, argv, message):
@@ -78,6 +83,32 @@ def test_a_bad_stats_filter_answers_before_pandas_and_scipy_load(tmp_path, optio
     seen, err = probe("--db", str(tmp_path / "c.db"), "stats", "--study", "s", option, "nope")
     assert (seen["code"], seen["heavy"]) == (1, [])
     assert err == f"error: {message}"
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (os.mkfifo, "is not a regular file (a pipe, socket or device?)"),
+    (lambda p: p.symlink_to(p), "cannot be read: Too many levels of symbolic links"),
+])
+def test_a_bad_tiif_judge_file_answers_before_pandas_loads(tmp_path, make, message):
+    path = tmp_path / "eval_results_GPT-4o.jsonl"
+    make(path)
+    seen, err = probe("--db", str(tmp_path / "c.db"), "import-scores", "--study", "s",
+                      "--format", "tiif", str(path))
+    assert (seen["code"], seen["heavy"]) == (1, [])
+    assert err == f"error: {path}: {message} (nothing was imported)"
+
+
+def test_an_unreadable_file_is_named_before_anything_loads(tmp_path, monkeypatch):
+    path = tmp_path / "judge.jsonl"
+    path.write_text("{}\n")
+    assert readable_file_problem(path) is None
+
+    def denied(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "open", denied)  # root reads any file: fake the refusal
+    assert str(readable_file_problem(path)) == f"{path}: cannot be read: Permission denied"
+    assert str(readable_file_problem(tmp_path)) == f"{tmp_path}: is a directory, expected a file"
 
 
 def _module_of(command: str) -> str:

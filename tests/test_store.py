@@ -37,6 +37,23 @@ def test_schema_comes_from_migrations(db):
     assert {"current_ratings", "current_rankings"} <= set(db.view_names())
 
 
+# Names recorded in users' databases, in the order they were shipped: never renamed or moved.
+SHIPPED_MIGRATIONS = (
+    "m001_initial", "m002_current_views_by_lookup", "m003_coverage_index", "m004_gold_units",
+    "m005_leases_and_drafts", "m201_rater_exclusions", "m101_run_tracking",
+    "m102_score_staging", "m103_geneval2_tifa_name", "m601_pairs", "m301_import_batches",
+    "m701_crowd_studies", "m801_rating_checklists", "m901_adjudications",
+)
+
+
+def test_shipped_migrations_keep_their_names_order_and_transactions(db):
+    registered = migrations.pending(open_db(":memory:", migrate=False))
+    assert tuple(m.name for m in registered[:len(SHIPPED_MIGRATIONS)]) == SHIPPED_MIGRATIONS
+    assert [m.name for m in registered if not m.transactional] == ["m601_pairs"]
+    applied = [r[0] for r in db.execute("SELECT name FROM _sqlite_migrations ORDER BY rowid")]
+    assert tuple(applied[:len(SHIPPED_MIGRATIONS)]) == SHIPPED_MIGRATIONS
+
+
 def test_reopening_applies_no_migration_twice(tmp_path):
     path = tmp_path / "c.db"
     open_db(path).close()

@@ -120,7 +120,7 @@ def _import_sqlite_utils_without_dataframes() -> None:
 
     sqlite-utils imports both (~0.7 s) only to map numpy and pandas types to column types
     when it creates or alters a table from Python values. Concord never does: every table
-    is created by SQL in ``concord/store/migrations.py`` and values are plain Python. A
+    is created by SQL in ``concord/store/migrations/`` and values are plain Python. A
     command that needs pandas (stats, export) imports it itself; one that fails on its
     input then answers in a fraction of a second. Nothing is hidden once either is loaded.
     """

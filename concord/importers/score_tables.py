@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from concord.errors import InputError, Problem
-from concord.importers.tables import TableError, read_csv_rows
+from concord.importers.tables import TableError, read_csv_rows, readable_file_problem
 
 if TYPE_CHECKING:  # pandas loads in the readers, so a bad path fails fast
     import pandas as pd
@@ -63,6 +63,10 @@ def read_tiif(path: Path, judge: str | None) -> pd.DataFrame:
 
     The value is 1 when the judge's answer matches the expected one, else 0.
     """
+    # Check a file before pandas loads (about a second), so a bad path fails fast.
+    problem = None if path.is_dir() else readable_file_problem(path)
+    if problem is not None:
+        raise InputError([problem])
     import pandas as pd
 
     from concord.importers import tiif_judge

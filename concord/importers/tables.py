@@ -43,6 +43,21 @@ def regular_file_problem(path: Path, label: str | None = None) -> Problem | None
     return None
 
 
+def readable_file_problem(path: Path, label: str | None = None) -> Problem | None:
+    """:func:`regular_file_problem`, then whether the file opens for reading (permissions):
+    for readers that want to fail on a bad path before loading anything heavy."""
+    label = label or str(path)
+    problem = regular_file_problem(path, label)
+    if problem is not None:
+        return problem
+    try:
+        with path.open("rb"):
+            pass
+    except OSError as exc:
+        return Problem(label, f"cannot be read: {exc.strerror or exc}")
+    return None
+
+
 def read_bytes(path: Path, limit: int = MAX_TABLE_BYTES) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes; TableError otherwise."""
     problem = regular_file_problem(path)

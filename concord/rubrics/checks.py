@@ -12,14 +12,12 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from concord.errors import ConcordError
 from concord.rubrics.checklist_checks import check_checklist
 
 RESERVED_KEYS = ("Enter", "S", "F", "U", "Z")  # submit, skip, flag, undo, zoom
 DEFAULT_KEY_ROWS = ("1234567890", "qwertyiop")  # by criterion position; "u" is reserved
-PROTOCOLS = ("score", "rank")
+RUBRIC_PROTOCOLS = ("score", "rank")  # study protocols: concord.plan.STUDY_PROTOCOLS
 COMBINE_METHODS = ("geometric_mean", "arithmetic_mean")
 
 
@@ -73,18 +71,6 @@ class RubricRootError(RubricError, TypeError):
     """The YAML document is not a mapping (also a ``TypeError``)."""
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A SafeLoader that rejects a key given twice in one mapping (PyYAML keeps the last)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        keys = [self.construct_object(key_node, deep=deep) for key_node, _ in node.value]
-        for i, key in enumerate(keys):
-            if key in keys[:i]:
-                mark = node.value[i][0].start_mark
-                raise yaml.constructor.ConstructorError(None, None, f"key {key!r} twice", mark)
-        return super().construct_mapping(node, deep=deep)
-
-
 def parse(path: Path) -> dict[str, Any]:
     """The YAML of a rubric file: a regular file of at most 1 MiB, bounded YAML (depth,
     aliases), no key twice in one mapping, a mapping at the root."""
@@ -107,15 +93,6 @@ def parse(path: Path) -> dict[str, Any]:
         kind = "an empty file" if data is None else type(data).__name__
         raise RubricRootError([RubricProblem(path, "", f"the root must be a mapping, got {kind}")])
     return data
-
-
-def _one_line(error: yaml.YAMLError) -> str:
-    """A YAML error as one line: what is wrong and where (PyYAML's own text spans lines)."""
-    if not isinstance(error, yaml.MarkedYAMLError):
-        return " ".join(str(error).split())
-    mark = error.problem_mark
-    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-    return "; ".join(part for part in (error.context, error.problem) if part) + where
 
 
 class _Problems(list[RubricProblem]):
@@ -155,8 +132,8 @@ def _is_number(value: object) -> bool:
 def check(data: Mapping[str, Any], path: Path) -> list[RubricProblem]:
     out = _Problems(path)
     protocol = data.get("protocol", "score")
-    if protocol not in PROTOCOLS:
-        out.add("protocol", f"{protocol!r} is not one of {list(PROTOCOLS)}")
+    if protocol not in RUBRIC_PROTOCOLS:
+        out.add("protocol", f"{protocol!r} is not one of {list(RUBRIC_PROTOCOLS)}")
         protocol = "score"
     rank = protocol == "rank"
     out.mapping("", data, protocol)

@@ -1,6 +1,6 @@
 """Every revision of a study's labels, edits and undos included (``export --format history``).
 
-Ratings, rankings and pair judgments are append-only (concord/store/migrations.py): each
+Ratings, rankings and pair judgments are append-only (concord/store/migrations/): each
 row of their tables is one revision. An undo is a revision with no value (a rating's
 ``value`` NULL, a ranking ``retracted``, a pair judgment's ``outcome`` NULL). Ratings of
 a pending import batch are not there yet and are left out (concord/store/batches.py).

@@ -1,4 +1,4 @@
-"""Schema of the pairwise A/B protocol (migration ``m601_pairs`` in ``migrations.py``).
+"""Schema of the pairwise A/B protocol (migration ``m601_pairs`` in ``migrations/branches.py``).
 
 Two CHECK constraints must admit the new protocol and unit: ``studies.protocol`` gains
 ``'pair'`` and ``assignments.unit`` gains ``'pair'``. SQLite cannot change a CHECK in

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import os
 import threading
 import urllib.parse
 from typing import Any
@@ -40,14 +39,15 @@ def settings() -> Settings:
 
 
 def invite_base_url(page: str) -> str:
-    """Where invite links point: ``CONCORD_BASE_URL`` if set, else the address this browser
-    reached the app at (so ``PORT=8611 make run`` gives links to :8611), else the default.
+    """Where invite links point: ``CONCORD_BASE_URL`` if set (``base_url_explicit``), else
+    the address this browser reached the app at (so ``PORT=8611 make run`` gives links to
+    :8611), else the default.
 
     Args:
         page: the URL path of the page asking (its last path segment is dropped).
     """
     configured = settings()
-    if os.environ.get("CONCORD_BASE_URL"):
+    if configured.base_url_explicit:
         return configured.base_url
     seen = st.context.url
     if not seen:

@@ -1,0 +1,44 @@
+"""Schema of the Concord database, one migration per change.
+
+Never edit a migration that has shipped; add a new one. Ratings and rankings are
+append-only: a change is a new revision, and the current value is a view.
+
+The migrations live in this package's modules (:mod:`.initial`, :mod:`.core`,
+:mod:`.metrics`, :mod:`.branches`); ``migrations`` below registers them in the order
+they are applied. Databases record the names of the migrations applied to them, so a
+shipped migration is never renamed, reordered or edited: a new one goes at the end of
+``_STEPS``.
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Migrations
+
+from concord.store.migrations import branches, core, initial, metrics
+
+migrations = Migrations("concord")
+
+# Application order (branch migrations are numbered by branch, so the names are not sorted).
+_STEPS = (
+    initial.m001_initial,
+    core.m002_current_views_by_lookup,
+    core.m003_coverage_index,
+    core.m004_gold_units,
+    core.m005_leases_and_drafts,
+    core.m201_rater_exclusions,
+    metrics.m101_run_tracking,
+    metrics.m102_score_staging,
+    metrics.m103_geneval2_tifa_name,
+    branches.m601_pairs,
+    branches.m301_import_batches,
+    branches.m701_crowd_studies,
+    branches.m801_rating_checklists,
+    branches.m901_adjudications,
+)
+# m601 rebuilds tables with foreign keys off, which SQLite ignores inside a transaction.
+_OUTSIDE_TRANSACTION = frozenset({branches.m601_pairs})
+
+for _step in _STEPS:
+    migrations(transactional=_step not in _OUTSIDE_TRANSACTION)(_step)
+
+__all__ = ["migrations"]

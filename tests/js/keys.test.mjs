@@ -1,0 +1,227 @@
+// The rater screens' key listener (concord/ui/keys.js) under Node, without a browser.
+// Run by tests/test_keys_js.py, which passes the data Python sends to the listener for the
+// rate page (no form, skip form open) and the rank page in $CONCORD_KEYS_DATA.
+import assert from 'node:assert/strict';
+import {readFileSync} from 'node:fs';
+import {beforeEach, test} from 'node:test';
+
+import {loadKeys, newPage} from './keys_harness.mjs';
+
+const DATA = JSON.parse(readFileSync(process.env.CONCORD_KEYS_DATA, 'utf8'));
+const mount = await loadKeys();
+
+let page;
+let field;  // the skip reason field, once the skip form is open
+beforeEach(() => { page = null; field = null; });
+
+/** The rate page: SC levels on 1 2 3, PR levels on Q W E, and the buttons; S opens the
+ * skip form when ``skipOpens`` (the field arrives with the rerun), else the run shows none. */
+function ratePage({skipOpens = true} = {}) {
+  page = newPage();
+  const b = DATA.rate.bindings;
+  page.radios(b['1'].css, ['SC 0', 'SC 0.5', 'SC 1']);
+  page.radios(b.q.css, ['PR 0', 'PR 0.5', 'PR 1']);
+  for (const [key, name] of [['Enter', 'submit'], ['u', 'undo'], ['z', 'zoom']]) {
+    page.rerunning(page.add(b[key].css, page.element({name})));
+  }
+  page.rerunning(page.add(b.s.css, page.element({name: 'skip'})), () => {
+    if (skipOpens) openSkipForm();
+  });
+  page.rerunning(page.add(b.f.css, page.element({name: 'flag'})));  // a flag taken back
+  const cleanup = mount({data: DATA.rate});
+  return cleanup;
+}
+
+function openSkipForm() {
+  field = page.add(DATA.rate_skip.focus, page.element({name: 'reason', tag: 'INPUT', type: 'text'}));
+  page.rerunning(page.add(DATA.rate_skip.escape, page.element({name: 'cancel'})), () => {
+    page.remove(field);
+    mount({data: DATA.rate});
+  });
+  mount({data: DATA.rate_skip});
+}
+
+test('number and letter keys choose levels of their criterion, case-insensitively', () => {
+  ratePage();
+  const e = page.press('2');
+  page.type('Wq');
+  page.press('3');
+  page.advance(200);
+  assert.deepEqual(page.clicks(), ['SC 0.5', 'PR 0.5', 'PR 0', 'SC 1']);
+  assert.ok(e.defaultPrevented && e.stopped);
+  const checked = [...page.find(DATA.rate.bindings['1'].css), ...page.find(DATA.rate.bindings.q.css)]
+    .filter((label) => label.querySelector('input').checked).map((label) => label.name);
+  assert.deepEqual(checked, ['SC 1', 'PR 0']);
+});
+
+test('Enter submits, U undoes, Z zooms; an unbound key is left alone', () => {
+  ratePage();
+  page.press('Enter');
+  page.advance(200);
+  page.press('u');
+  page.advance(200);
+  page.press('Z');
+  page.advance(200);
+  const free = page.press('x');
+  page.advance(200);
+  assert.deepEqual(page.clicks(), ['submit', 'undo', 'zoom']);
+  assert.equal(free.defaultPrevented, false);
+});
+
+test('keys with Ctrl, Alt or Meta and auto-repeated keys are not shortcuts', () => {
+  ratePage();
+  const events = [page.press('1', {ctrlKey: true}), page.press('1', {altKey: true}),
+                  page.press('1', {metaKey: true}), page.press('Enter', {repeat: true})];
+  page.advance(2000);
+  assert.deepEqual(page.clicks(), []);
+  assert.ok(events.every((e) => !e.defaultPrevented));
+});
+
+test('typing in a text field is not intercepted; radios and checkboxes are no text field', () => {
+  ratePage();
+  const text = page.element({name: 'note', tag: 'INPUT', type: 'text'});
+  for (const target of [text, page.element({name: 'a', tag: 'TEXTAREA'}),
+                        page.element({name: 's', tag: 'SELECT'}),
+                        Object.assign(page.element({name: 'c'}), {isContentEditable: true})]) {
+    assert.equal(page.press('1', {target}).defaultPrevented, false);
+    assert.equal(page.press('Enter', {target}).defaultPrevented, false);
+  }
+  page.advance(2000);
+  assert.deepEqual(page.clicks(), []);
+  page.press('3', {target: page.element({name: 'r', tag: 'INPUT', type: 'radio'})});
+  page.press('e', {target: page.element({name: 'b', tag: 'INPUT', type: 'checkbox'})});
+  page.advance(200);
+  assert.deepEqual(page.clicks(), ['SC 1', 'PR 1']);
+});
+
+test('a key pressed during a rerun waits for the run to end, and keys keep their order', () => {
+  ratePage();
+  page.press('Enter');
+  page.press('1');  // the submit's rerun is still going: the level must come after it
+  page.press('w');
+  page.advance(10);
+  assert.deepEqual(page.clicks(), ['submit']);
+  page.advance(200);
+  assert.deepEqual(page.clicks(), ['submit', 'SC 0', 'PR 0.5']);
+});
+
+test('a level key during a run the keys did not start waits for that run to end', () => {
+  ratePage();
+  page.app.attrs['data-test-script-state'] = 'running';  // e.g. after a mouse click
+  page.press('1');
+  page.advance(300);
+  assert.deepEqual(page.clicks(), []);
+  page.app.attrs['data-test-script-state'] = 'notRunning';
+  page.advance(10);
+  assert.deepEqual(page.clicks(), ['SC 0']);
+});
+
+test('a click that starts no run (a disabled button) holds the next key a second at most', () => {
+  ratePage();
+  page.find(DATA.rate.bindings.Enter.css)[0].onclick = null;
+  page.press('Enter');
+  page.press('1');
+  page.advance(900);
+  assert.deepEqual(page.clicks(), ['submit']);
+  page.advance(300);
+  assert.deepEqual(page.clicks(), ['submit', 'SC 0']);
+});
+
+test('keys typed right after S go into the reason field, not to shortcuts', () => {
+  ratePage();
+  page.press('s');
+  const typed = page.type('quick');  // Q is a PR level and U is undo: neither may fire
+  const enter = page.press('Enter');  // nor may Enter submit the rating
+  assert.ok([...typed, enter].every((e) => e.defaultPrevented));
+  page.advance(500);
+  assert.deepEqual(page.clicks(), ['skip']);
+  assert.equal(page.activeElement, field);
+  assert.equal(field.value, 'quick');
+  assert.ok(page.log.includes('insertText quick'));
+});
+
+test('keys typed after F are replayed as shortcuts when no field opens', () => {
+  ratePage();
+  page.press('f');
+  page.type('1w');
+  page.advance(100);
+  assert.deepEqual(page.clicks(), ['flag']);  // held while a field may still come
+  page.advance(2000);
+  assert.deepEqual(page.clicks(), ['flag', 'SC 0', 'PR 0.5']);
+});
+
+test('while the reason field is open, letters and Enter go to it, not to shortcuts', () => {
+  ratePage();
+  page.press('s');
+  page.advance(500);
+  page.body.focus();  // the focus left the field (a click elsewhere)
+  const letter = page.press('q');
+  assert.equal(page.activeElement, field);
+  assert.equal(letter.defaultPrevented, false);  // the browser types it into the field
+  assert.equal(field.value, 'q');
+  page.body.focus();
+  const enter = page.press('Enter');
+  assert.ok(enter.defaultPrevented);
+  page.advance(500);
+  assert.deepEqual(page.clicks(), ['skip']);
+});
+
+test('Esc cancels the open reason field, even from inside it', () => {
+  ratePage();
+  page.press('s');
+  page.advance(500);
+  const esc = page.press('Escape', {target: field});
+  assert.ok(esc.defaultPrevented);
+  page.advance(500);
+  assert.deepEqual(page.clicks(), ['skip', 'cancel']);
+  page.press('1');  // the form is gone: keys are shortcuts again
+  page.advance(200);
+  assert.deepEqual(page.clicks(), ['skip', 'cancel', 'SC 0']);
+});
+
+test('Esc with no cancel button does nothing; without data it finds any keyed cancel', () => {
+  ratePage();
+  assert.equal(page.press('Escape').defaultPrevented, false);
+  page.advance(200);
+  assert.deepEqual(page.clicks(), []);
+  page.add("[class*='st-key-'][class*='_cancel'] button", page.element({name: 'any cancel'}));
+  assert.ok(page.press('Escape').defaultPrevented);
+  page.advance(2000);
+  assert.deepEqual(page.clicks(), ['any cancel']);
+});
+
+test('the rank page: digits pick the n-th image, 0 the tenth; a click on an image picks it', () => {
+  page = newPage();
+  const b = DATA.rank.bindings;
+  for (let i = 1; i <= 10; i += 1) page.rerunning(page.add(b['1'].css, page.element({name: `pick ${i}`})));
+  mount({data: DATA.rank});
+  page.type('30');
+  page.advance(500);
+  assert.deepEqual(page.clicks(), ['pick 3', 'pick 10']);
+  const [rule] = DATA.rank.clicks;
+  const pick = page.rerunning(page.element({name: 'slot pick'}));
+  const img = page.element({name: 'img', tag: 'IMG', box: {[rule.within]: page.element({
+    name: 'slot', inner: {[rule.target]: pick}})}});
+  assert.ok(page.clickOn(img).defaultPrevented);
+  assert.equal(page.clickOn(page.element({name: 'text'})).defaultPrevented, false);
+  page.advance(500);
+  assert.deepEqual(page.clicks(), ['pick 3', 'pick 10', 'slot pick']);
+});
+
+test('a new item scrolls to the top; only the latest instance clears the bindings', () => {
+  const first = ratePage();
+  assert.equal(document.documentElement.dataset.concordKeys, 'ready');
+  page.main.scrollTop = 300;
+  const second = mount({data: {...DATA.rate, item: 'next-image'}});
+  assert.equal(page.main.scrollTop, 0);
+  first();  // the old instance's cleanup runs late: the new bindings stay
+  page.press('1');
+  page.advance(200);
+  assert.deepEqual(page.clicks(), ['SC 0']);
+  second();
+  assert.equal(document.documentElement.dataset.concordKeys, undefined);
+  page.press('2');
+  page.advance(200);
+  assert.deepEqual(page.clicks(), ['SC 0']);
+  assert.equal(page.keyListeners.length, 1);  // one listener however many mounts
+});

@@ -1,0 +1,77 @@
+"""Settings from the environment, and where invite links point (concord.ui.session)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from concord.config import Settings
+from concord.ui import session
+
+ENV = ("CONCORD_DB", "CONCORD_PORT", "CONCORD_BASE_URL", "CONCORD_ADMIN_SECRET")
+
+
+@pytest.fixture
+def env(monkeypatch):
+    for name in ENV:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+@pytest.mark.parametrize(("given", "base", "explicit"), [
+    ({}, "http://localhost:8501", False),
+    ({"CONCORD_PORT": "8611"}, "http://localhost:8611", False),
+    ({"CONCORD_BASE_URL": ""}, "http://localhost:8501", False),  # empty = not set
+    ({"CONCORD_BASE_URL": "https://rate.example.org/"}, "https://rate.example.org", True),
+    ({"CONCORD_BASE_URL": "http://h:9/x", "CONCORD_PORT": "8611"}, "http://h:9/x", True),
+])
+def test_base_url_and_whether_it_was_given(env, given, base, explicit):
+    for name, value in given.items():
+        env.setenv(name, value)
+    settings = Settings.from_env("x.db")
+    assert (settings.base_url, settings.base_url_explicit) == (base, explicit)
+    assert settings.db_path == Path("x.db")
+
+
+def test_a_settings_object_made_in_code_has_a_derived_base_url():
+    assert Settings(db_path=Path("x.db")).base_url_explicit is False
+
+
+def _browser_at(monkeypatch, url: str | None) -> None:
+    """The address the browser reached the app at, as ``st.context.url`` gives it."""
+    monkeypatch.setattr(session, "st", SimpleNamespace(context=SimpleNamespace(url=url)))
+
+
+@pytest.mark.parametrize(("seen", "expected"), [
+    ("http://127.0.0.1:8611/raters", "http://127.0.0.1:8611"),
+    ("http://127.0.0.1:8611/raters/", "http://127.0.0.1:8611"),
+    ("https://lab.example/concord/raters?x=1", "https://lab.example/concord"),
+    ("http://127.0.0.1:8611/", "http://127.0.0.1:8611"),
+    (None, "http://localhost:8501"),
+    ("", "http://localhost:8501"),
+])
+def test_without_a_given_base_url_links_follow_the_browser(env, seen, expected):
+    env.setenv("CONCORD_ADMIN_SECRET", "s")
+    _browser_at(env, seen)
+    assert session.invite_base_url("raters") == expected
+
+
+def test_a_given_base_url_wins_over_the_browser(env):
+    env.setenv("CONCORD_ADMIN_SECRET", "s")
+    env.setenv("CONCORD_BASE_URL", "https://rate.example.org/")
+    _browser_at(env, "http://127.0.0.1:8611/raters")
+    assert session.invite_base_url("raters") == "https://rate.example.org"
+
+
+def test_the_choice_comes_from_the_settings_not_the_environment(env):
+    _browser_at(env, "http://127.0.0.1:8611/raters")
+    given = Settings(db_path=Path("x.db"), base_url="https://given.example",
+                     base_url_explicit=True)
+    env.setattr(session, "settings", lambda: given)
+    assert session.invite_base_url("raters") == "https://given.example"
+    derived = Settings(db_path=Path("x.db"), base_url="http://localhost:8501")
+    env.setattr(session, "settings", lambda: derived)
+    env.setenv("CONCORD_BASE_URL", "https://ignored.example")  # read once, by from_env
+    assert session.invite_base_url("raters") == "http://127.0.0.1:8611"
