@@ -111,6 +111,13 @@ def test_an_unreadable_file_is_named_before_anything_loads(tmp_path, monkeypatch
     assert str(readable_file_problem(tmp_path)) == f"{tmp_path}: is a directory, expected a file"
 
 
+def test_a_missing_manifest_creates_no_database(tmp_path):
+    """The manifest is checked before the database opens: a typo leaves no empty file."""
+    seen, err = probe("--db", str(tmp_path / "new.db"), "import", str(tmp_path / "nope.yaml"))
+    assert seen["code"] == 1 and "nope.yaml: file not found" in err
+    assert not (tmp_path / "new.db").exists()
+
+
 def _module_of(command: str) -> str:
     return next(c.module for c in cli.COMMANDS if c.name == command)
 

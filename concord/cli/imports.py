@@ -70,6 +70,7 @@ def _ratings_parser(p: argparse.ArgumentParser) -> None:
 def _import(args: argparse.Namespace, settings: Settings) -> int:
     from concord.services import studies
 
+    studies.check_manifest(args.manifest)  # a bad path answers before the database opens
     db = db_for(settings)
     s = studies.import_manifest(db, args.manifest, progress=progress_factory)
     if not s.changed:

@@ -9,7 +9,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from concord.config import DEMO_MANIFEST
-from concord.errors import NotFoundError
+from concord.errors import InputError, NotFoundError
 from concord.names import check_name
 from concord.plan import ImportSummary
 from concord.store import raters as rater_store
@@ -33,6 +33,16 @@ def import_manifest(db: Database, path: Path, *, progress: Any = None,
 
     plan = plan_from_manifest(path, progress=progress)
     return study_store.apply_plan(db, plan, actor=actor)
+
+
+def check_manifest(path: Path) -> None:
+    """Raise :class:`InputError` when ``path`` is not a readable regular file (checked
+    before the database is opened and the manifest readers load)."""
+    from concord.importers.tables import regular_file_problem
+
+    problem = regular_file_problem(Path(path))
+    if problem is not None:
+        raise InputError([problem])
 
 
 def get(db: Database, study_name: str) -> study_store.Study:
