@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from concord.errors import ConcordError
 from concord.services import downloads, studies
 from concord.ui import session
 
@@ -9,6 +10,8 @@ session.require_researcher()
 db = session.db()
 study = session.current_study(tuple(r["study"] for r in studies.overview(db)))
 st.title("Export")
+if failed := st.session_state.pop("export_error", None):
+    st.error(f"Nothing was downloaded: {failed}")
 if study is None:
     st.info("Import a study first.")
     st.stop()
@@ -19,8 +22,19 @@ st.caption("Each file is built when you click its button. CSV cells that start l
            "(see docs/exports.md).")
 everyone = st.checkbox("Include raters excluded from the study", key="export_excluded")
 path = session.settings().db_path
+
+
+def check_study() -> None:
+    # The file is built on another thread, which cannot show an error: a study deleted
+    # since this page was drawn is reported by this click's rerun instead.
+    try:
+        downloads.check(path, study)
+    except ConcordError as exc:
+        st.session_state["export_error"] = str(exc)
+
+
 for item in downloads.available(db, study):
     st.download_button(
         item.label, file_name=f"{study}-{item.suffix}", mime=item.mime, help=item.help,
-        key=f"dl_{item.key}", on_click="ignore",
+        key=f"dl_{item.key}", on_click=check_study,
         data=lambda key=item.key: downloads.build(path, study, key, include_excluded=everyone))

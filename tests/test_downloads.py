@@ -11,7 +11,7 @@ import pytest
 
 from concord.cli import main
 from concord.errors import ConcordError
-from concord.services import adjudication, downloads, exclusions
+from concord.services import adjudication, downloads, exclusions, studies
 from concord.store.db import open_db
 from tests.foundation_helpers import seed_study
 
@@ -74,3 +74,11 @@ def test_unknown_download_and_study(seeded):
         downloads.build(seeded, "dash", "nope")
     with pytest.raises(ConcordError, match="no study named 'ghost'"):
         downloads.build(seeded, "ghost", "csv")
+
+
+def test_check_names_a_study_that_is_gone(seeded):
+    downloads.check(seeded, "dash")  # there: nothing raised
+    db = open_db(seeded)
+    studies.delete(db, "dash")
+    with pytest.raises(ConcordError, match="no study named 'dash'"):
+        downloads.check(seeded, "dash")

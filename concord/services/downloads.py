@@ -60,6 +60,16 @@ def available(db: Database, study: str) -> list[Download]:
             if d.key != "label-studio-config" or rubrics.default is not None]
 
 
+def check(db_path: str | Path, study: str) -> None:
+    """Raise :class:`ConcordError` when ``study``'s downloads cannot be built now (the study
+    was deleted, or the database cannot be opened), as :func:`build` would."""
+    db = open_database(db_path, migrate=False)
+    try:
+        study_store.get_study(db, study)
+    finally:
+        db.conn.close()
+
+
 def build(db_path: str | Path, study: str, key: str, *, include_excluded: bool = False) -> bytes:
     """The bytes of download ``key`` of ``study``, read through a connection of its own."""
     if key not in {d.key for d in DOWNLOADS}:

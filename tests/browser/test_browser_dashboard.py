@@ -64,3 +64,21 @@ def test_export_page_downloads_a_file_built_on_click(server, page, tmp_path):
     db_path = server["db"].conn.execute("PRAGMA database_list").fetchone()[2]
     assert saved.read_bytes() == downloads.build(db_path, "dash", "history")
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_a_download_of_a_study_deleted_meanwhile_says_so(server, page, tmp_path):
+    """The file is built on another thread after the click; a study deleted since the page
+    was drawn gives a message, not a silent click."""
+    from concord.services import studies
+
+    page.goto(server["url"])
+    page.locator('[data-testid="stTextInputField"]').first.fill("letmein")
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_text("Agreement dashboard").first.wait_for(timeout=30_000)
+    page.get_by_role("link", name="Export").click()
+    button = page.get_by_role("button", name="Labels (CSV)")
+    button.wait_for(timeout=30_000)
+    studies.delete(server["db"], "dash")
+    button.click()
+    page.get_by_text("Nothing was downloaded: no study named 'dash'").wait_for(timeout=30_000)
+    assert page.locator('[data-testid="stException"]').count() == 0
