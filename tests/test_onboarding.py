@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from concord.errors import NotFoundError, RatingError
@@ -134,3 +136,40 @@ def test_study_without_crowd_settings_is_not_gated(db, study_factory):
     pat = rater_store.rater_for_token(db, invite.url.split("token=")[1])
     assert onboarding.stage(db, "plain", pat.id) == "work"
     assert rating.next_item(db, "plain", pat.id) is not None
+
+
+def _ticks_for(rubric, wanted: dict[str, float]) -> dict[str, bool]:
+    """A tick set whose checklists derive ``wanted`` (searched over every combination)."""
+    ticks: dict[str, bool] = {}
+    for listed in rubric.checklists:
+        for combo in itertools.product((False, True), repeat=len(listed.ids)):
+            mine = dict(zip(listed.ids, combo, strict=True))
+            if listed.derive(mine) == wanted[listed.criterion]:
+                ticks.update(mine)
+                break
+    return ticks
+
+
+def test_a_checklist_study_practises_the_ticks(db, tmp_path):
+    manifest = make_crowd_study(tmp_path / "crowd")
+    manifest.write_text(manifest.read_text() + "checklist: true\n")
+    studies.import_manifest(db, manifest)
+    link = crowd.create_link(db, "crowd", "http://x")
+    me = crowd.join(db, link.url.split("join=")[1], PID)
+    onboarding.accept(db, "crowd", me.rater_id)
+    rubric = rating.study_rubric(db, "crowd", me.rater_id)
+    assert {c.criterion for c in rubric.checklists} == {"SC", "PR"}
+    item = onboarding.next_practice(db, "crowd", me.rater_id)
+    with pytest.raises(RatingError, match="unknown condition"):
+        onboarding.answer_practice(db, "crowd", me.rater_id, item.image_id, {},
+                                   ticks={"no_such_condition": True}, submission="s0")
+    # A level chosen directly is overruled by the ticks: the practice trains the checklist.
+    fb = onboarding.answer_practice(db, "crowd", me.rater_id, item.image_id, {"SC": 0.0},
+                                    ticks=_ticks_for(rubric, RIGHT),
+                                    submission=item.submission)
+    assert fb.correct and fb.given == RIGHT
+    item = onboarding.next_practice(db, "crowd", me.rater_id)  # p1/m1: SC 0 expected
+    fb = onboarding.answer_practice(db, "crowd", me.rater_id, item.image_id, {},
+                                    ticks=_ticks_for(rubric, {"SC": 2.0, "PR": 0.5}),
+                                    submission=item.submission)
+    assert not fb.correct and fb.wrong == ("SC",) and fb.given == {"SC": 2.0, "PR": 0.5}

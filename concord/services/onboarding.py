@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-from concord.services import common, gate, rubric_choice
+from concord.services import checklist, common, gate, rubric_choice
 from concord.services.rating import check_values
 from concord.store import crowd as crowd_store
 from concord.store import items
@@ -112,18 +112,26 @@ def _judge(expected: Mapping[str, tuple[float, float]],
 
 
 def answer_practice(db: Database, study_name: str, rater_id: int, image_id: int,
-                    values: Mapping[str, float], *, submission: str) -> Feedback:
+                    values: Mapping[str, float | None], *, submission: str,
+                    ticks: Mapping[str, bool] | None = None) -> Feedback:
     """Check and store the answer to a practice item; closes the block after the last.
+
+    With ``ticks`` (condition id -> ticked) and a rubric with checklists (a study with
+    ``checklist: true``), each checklist criterion's value is the one its rules derive
+    from the ticks, so the practice trains the checklist the real items use.
 
     A repeated answer (double click, second tab) stores nothing and gets the feedback of
     the first one.
 
     Raises:
-        RatingError: a value missing or off the rubric's scale.
+        RatingError: a value missing or off the rubric's scale, or an unknown condition.
         NotFoundError: the item is not one of the rater's open practice items.
     """
     study = common.member_study(db, study_name, rater_id)
-    clean = check_values(rubric_choice.rubric_for_image(db, study, image_id), values)
+    rubric = rubric_choice.rubric_for_image(db, study, image_id)
+    if ticks is not None and rubric.checklists:
+        values = {**values, **checklist.derive(rubric, ticks)}
+    clean = check_values(rubric, values)
     ids = store.practice_images(db, study.id, gate.practice_count(study))
     with transaction(db):
         rows = {r.image_id: r for r in store.practice_rows(db, study.id, rater_id)}

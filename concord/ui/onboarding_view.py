@@ -61,6 +61,13 @@ def feedback(fb: onboarding.Feedback, rubric: Rubric) -> None:
 
 def _choices(rubric: Rubric) -> None:
     for criterion in rubric.criteria:
+        listed = rubric.checklist(criterion.key)
+        if listed is not None:  # a checklist study: practise the ticks the items will use
+            st.markdown(f"**{criterion.key}** — {criterion.name}: tick every statement "
+                        "that holds")
+            for cond in listed.conditions:
+                st.checkbox(cond.text, key=f"practice_cond_{cond.id}")
+            continue
         st.radio(f"**{criterion.key}** — {criterion.name}", list(criterion.values),
                  index=None, horizontal=True, key=f"practice_{criterion.key}",
                  format_func=lambda v, c=criterion: _level(rubric, c.key, v),
@@ -72,18 +79,24 @@ def _answer(study: str, rater_id: int, rubric: Rubric) -> None:
     item: onboarding.PracticeItem | None = st.session_state.get(PRACTICE_ITEM)
     if item is None:
         return
-    values = {c.key: st.session_state.get(f"practice_{c.key}") for c in rubric.criteria}
+    values = {c.key: st.session_state.get(f"practice_{c.key}") for c in rubric.criteria
+              if rubric.checklist(c.key) is None}
+    ticks = {cond.id: bool(st.session_state.get(f"practice_cond_{cond.id}"))
+             for listed in rubric.checklists for cond in listed.conditions}
     try:
         fb = onboarding.answer_practice(session.db(), study, rater_id, item.image_id, values,
-                                        submission=item.submission)
+                                        submission=item.submission,
+                                        ticks=ticks if rubric.checklists else None)
     except ConcordError as exc:
         st.session_state["practice_notice"] = str(exc)
         return
     st.session_state[FEEDBACK] = fb
     st.session_state[SHOWN] = item  # its image stays beside the feedback
     st.session_state.pop(PRACTICE_ITEM, None)
-    for c in rubric.criteria:
-        st.session_state.pop(f"practice_{c.key}", None)
+    # The next item starts blank: no level chosen, nothing ticked.
+    for key in [*(f"practice_{c.key}" for c in rubric.criteria),
+                *(f"practice_cond_{cid}" for cid in ticks)]:
+        st.session_state.pop(key, None)
 
 
 def practice(study: str, rater_id: int) -> None:

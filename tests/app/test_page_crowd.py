@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from concord.services import crowd, studies
+from concord.services import crowd, rating, studies
 from concord.store.db import open_db
 from tests.app.conftest import APP
 from tests.crowd_helpers import make_crowd_study
@@ -135,3 +135,28 @@ def test_researcher_creates_a_link_and_sees_who_failed(crowd_env):
     assert status.set_index("participant_id").loc["failer000000000000000001", "stage"] == \
         "failed"
     assert at.get("download_button")
+
+
+def test_a_checklist_study_practises_with_the_checklist(tmp_path, monkeypatch):
+    db_path = tmp_path / "app.db"
+    monkeypatch.setenv("CONCORD_DB", str(db_path))
+    db = open_db(db_path)
+    manifest = make_crowd_study(tmp_path / "crowd", quota=2)
+    manifest.write_text(manifest.read_text() + "checklist: true\n")
+    studies.import_manifest(db, manifest)
+    link = crowd.create_link(db, "crowd", "http://x")
+    at = consent(joined({"join": link.url.split("join=")[1]}))
+    assert at.title[0].value == "Practice"
+    assert len(at.radio) == 0  # SC and PR both come from their checklists
+    rubric = rating.study_rubric(db, "crowd", at.session_state["concord_user"].rater_id)
+    texts = [c.text for listed in rubric.checklists for c in listed.conditions]
+    assert [cb.label for cb in at.checkbox] == texts
+    for cb in at.checkbox:  # everything holds: SC 2, PR 2 (p0/m1 expects 1 and 1)
+        cb.check()
+    at.button(key="practice_submit").click().run()
+    assert not at.exception, at.exception
+    table = at.table[0].value.set_index("criterion")
+    assert table.loc["SC", "your answer"].startswith("2 · ")
+    assert table.loc["SC", ""] == "✗"
+    at.button(key="practice_next").click().run()
+    assert not any(cb.value for cb in at.checkbox)  # the next item starts with no ticks
