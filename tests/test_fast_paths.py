@@ -106,3 +106,18 @@ def test_model_scores_equal_pandas_groupby(seed):
     assert np.allclose(got["mean_image_means"], by_image.mean().sort_index())
     assert (got["n_raters"].to_numpy() == by_rater.size().sort_index().to_numpy()).all()
     assert (got["n_images"].to_numpy() == by_image.size().sort_index().to_numpy()).all()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_sorted_codes_equal_np_unique(seed):
+    from concord.stats._codes import sorted_codes
+
+    rng = np.random.default_rng(seed)
+    names = np.array(["b", "a", "ä", "B", "", "model 10", "model 9", "z"], dtype=object)
+    values = names[rng.integers(0, len(names), 500)]
+    uniques, codes = sorted_codes(values)
+    ref_uniques, ref_codes = np.unique(values, return_inverse=True)
+    assert uniques.tolist() == ref_uniques.tolist()
+    assert codes.tolist() == ref_codes.ravel().tolist()
+    with pytest.raises(ValueError, match="missing values"):
+        sorted_codes(np.array(["a", None], dtype=object))

@@ -92,3 +92,16 @@ def codes_and_names(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
             column.cat.categories, dtype=object)
     codes, names = pd.factorize(column, sort=True)
     return codes.astype(np.int64), np.asarray(names, dtype=object)
+
+
+def sorted_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` for text: the sorted distinct values and
+    each value's index among them.
+
+    Hashing first and sorting only the distinct values: ``np.unique`` sorts every value,
+    which for 700,000 model names of derived ranking pairs took a second.
+    """
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object), sort=True)
+    if (codes < 0).any():
+        raise ValueError("sorted_codes: missing values have no code")
+    return np.asarray(uniques, dtype=object), codes.astype(np.int64)

@@ -179,7 +179,7 @@ def pair_counts(pairs: pd.DataFrame | None) -> dict[str, object]:
     """Judgments, judged pairs, raters, models and prompts of a Pairs frame (for ``meta``)."""
     if pairs is None or pairs.empty:
         return {"n": 0, "raters": set(), "models": set(), "prompts": set()}
-    models = set(np.unique(np.r_[pairs["left_model"].astype(str),
+    models = set(pd.unique(np.r_[pairs["left_model"].astype(str),
                                  pairs["right_model"].astype(str)]).tolist())
     return {"n": len(pairs), "raters": set(pairs["rater"].astype(str)), "models": models,
             "prompts": set(pairs["prompt_id"].astype(str))}

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from concord.stats._codes import sorted_codes
 from concord.stats._validate import (
     check_choice,
     duplicated_keys,
@@ -109,7 +110,7 @@ def judgments(pairs: object, *, both_bad: str = "tie", where: str) -> Judgments:
         df, outcome = df[keep], outcome[keep]
     left_names = df["left_model"].astype(str).to_numpy()
     right_names = df["right_model"].astype(str).to_numpy()
-    models, codes = np.unique(np.concatenate([left_names, right_names]), return_inverse=True)
+    models, codes = sorted_codes(np.concatenate([left_names, right_names]))
     credit = np.select([outcome == "left", outcome == "right"], [1.0, 0.0], 0.5)
     prompt, prompts = pd.factorize(df["prompt_id"].astype(str), sort=True)
     return Judgments(frame=df, models=models, left=codes[:len(df)], right=codes[len(df):],
