@@ -111,10 +111,19 @@ def test_an_unreadable_file_is_named_before_anything_loads(tmp_path, monkeypatch
     assert str(readable_file_problem(tmp_path)) == f"{tmp_path}: is a directory, expected a file"
 
 
-def test_a_missing_manifest_creates_no_database(tmp_path):
-    """The manifest is checked before the database opens: a typo leaves no empty file."""
-    seen, err = probe("--db", str(tmp_path / "new.db"), "import", str(tmp_path / "nope.yaml"))
-    assert seen["code"] == 1 and "nope.yaml: file not found" in err
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda p: None, "file not found"),
+    (os.mkfifo, "is not a regular file (a pipe, socket or device?)"),
+    (lambda p: p.symlink_to(p), "cannot be read: Too many levels of symbolic links"),
+    (lambda p: p.mkdir(), "is a directory, expected a file"),
+])
+def test_a_bad_manifest_path_creates_no_database(tmp_path, make, message):
+    """The manifest is checked before the database opens: a bad path leaves no empty file."""
+    manifest = tmp_path / "study.yaml"
+    make(manifest)
+    seen, err = probe("--db", str(tmp_path / "new.db"), "import", str(manifest))
+    assert (seen["code"], seen["heavy"]) == (1, [])
+    assert err == f"error: {manifest}: {message} (nothing was imported)"
     assert not (tmp_path / "new.db").exists()
 
 

@@ -82,3 +82,36 @@ def test_check_names_a_study_that_is_gone(seeded):
     studies.delete(db, "dash")
     with pytest.raises(ConcordError, match="no study named 'dash'"):
         downloads.check(seeded, "dash")
+
+
+def test_a_likert_study_with_other_criteria_downloads_like_the_cli(tmp_path):
+    """Data shaped unlike our fixtures: a ratings-only study, a 1-7 scale on criteria
+    named 'aesthetics' and 'faithfulness', two or three raters per image, gaps."""
+    from concord.services.ratings_import import import_ratings
+
+    rows = ["prompt_id,model,rater,criterion,value"]
+    for p in range(4):
+        for model in ("sd-xl", "flux"):
+            for r, rater in enumerate(("r1", "r2", "r3")):
+                if (p + r) % 4 == 3:
+                    continue  # not every rater saw every image
+                for crit in ("aesthetics", "faithfulness"):
+                    rows.append(f"p{p},{model},{rater},{crit},{1 + (p * 3 + r) % 7}")
+    (tmp_path / "likert.csv").write_text("\n".join(rows) + "\n")
+    path = tmp_path / "l.db"
+    db = open_db(path)
+    import_ratings(db, "likert", "csv", tmp_path / "likert.csv",
+                   criteria=["aesthetics=1..7", "faithfulness=1..7"])
+    db.conn.close()
+    keys = [d.key for d in downloads.available(open_db(path), "likert")]
+    for key in (k for k in keys if k in CLI):
+        out = tmp_path / f"cli.{key}"
+        assert main(["--db", str(path), "export", "--study", "likert", *CLI[key],
+                     "-o", str(out)]) == 0
+        assert downloads.build(path, "likert", key) == out.read_bytes(), key
+    labels = pd.read_csv(io.BytesIO(downloads.build(path, "likert", "csv")))
+    assert set(labels["criterion"]) == {"aesthetics", "faithfulness"}
+    assert len(labels) == len(rows) - 1
+    # The inline 1..7 scale is the study's rubric: whole numbers are Label Studio stars.
+    config = downloads.build(path, "likert", "label-studio-config").decode()
+    assert 'name="aesthetics"' in config and 'maxRating="7"' in config
