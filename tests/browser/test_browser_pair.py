@@ -59,6 +59,7 @@ def test_judge_pairs_with_keys_skip_undo_and_a_click(server, page):
     page.keyboard.type("zzz")
     page.keyboard.press("Escape")
     page.locator(".st-key-pair_skip_reason").wait_for(state="detached", timeout=15_000)
+    _idle(page)  # the Escape's rerun has ended (a full suite once raced it here)
     page.keyboard.press("s")
     page.locator(".st-key-pair_skip_reason input").wait_for()
     page.keyboard.type("blurry both")
