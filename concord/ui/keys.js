@@ -10,7 +10,8 @@
 //   clicks:   [{within, target}]: a click on an <img> inside `within` clicks `target` in it
 //   item:     id of the item on screen; when it changes the page scrolls back to the top
 //   opens:    keys whose click opens a reason field (skip, flag): what is typed after such
-//             a key and before the field is there goes into the field, not to shortcuts
+//             a key and before the field is there goes into the field, not to shortcuts,
+//             and an Enter typed meanwhile submits the field once the text is in it
 const BUSY = new Set(['running', 'rerunRequested', 'stopRequested']);
 const appState = () => {
   const app = document.querySelector('[data-testid="stApp"]');
@@ -31,6 +32,13 @@ function clickInPlace(el) {
   window.scrollTo(window.scrollX, win);
 }
 
+// An Enter on a text field, as Streamlit's own key handler reads it (key and keyCode).
+function pressEnter(field) {
+  field.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', code: 'Enter', keyCode: 13,
+                                                    which: 13, bubbles: true,
+                                                    cancelable: true}));
+}
+
 function pump(kb) {
   if (kb.busy || kb.queue.length === 0) return;
   if (BUSY.has(appState())) {
@@ -47,7 +55,7 @@ function pump(kb) {
     return;
   }
   kb.busy = true;
-  clickInPlace(el);
+  if (b.enter) pressEnter(el); else clickInPlace(el);
   if (!b.rerun) {  // e.g. a choice inside a form: nothing runs on the server
     // A choice made while the page is still settling can be dropped; check that the
     // radio took it and click again once if it did not.
@@ -106,7 +114,7 @@ function onKey(kb, e) {
     // A key that opens a reason field was pressed and the field is not there yet.
     e.preventDefault();
     e.stopImmediatePropagation();
-    if (e.key !== 'Enter') kb.typed += e.key;
+    kb.typed += e.key === 'Enter' ? '\n' : e.key;
     return;
   }
   // A reason field is open (skip / flag) but the focus is elsewhere: it came before the
@@ -149,12 +157,25 @@ function settleTyped(kb, tries = 0) {
   }
   const typed = kb.typed || '';
   kb.typed = null;
+  const enter = typed.indexOf('\n');
   if (field) {
     field.dataset.concordFocused = '1';
     field.focus({preventScroll: true});
-    if (typed) document.execCommand('insertText', false, typed);
+    const text = enter < 0 ? typed : typed.slice(0, enter);
+    if (text) document.execCommand('insertText', false, text);
+    if (enter < 0) return;
+    // The rater typed the reason and Enter before the field was there: submit it as
+    // their Enter would have, and what came after that Enter is shortcuts again.
+    kb.queue.push({el: field, enter: true, rerun: true});
+    replay(kb, typed.slice(enter + 1));
     return;
   }
+  // No field opened: Enter is dropped rather than replayed (it would submit the rating
+  // the rater meant to skip or flag).
+  replay(kb, typed.replaceAll('\n', ''));
+}
+
+function replay(kb, typed) {
   for (const ch of typed) {
     const b = kb.bindings[ch.toLowerCase()];
     if (b) kb.queue.push(b);

@@ -34,6 +34,13 @@ function ratePage({skipOpens = true} = {}) {
 
 function openSkipForm() {
   field = page.add(DATA.rate_skip.focus, page.element({name: 'reason', tag: 'INPUT', type: 'text'}));
+  // Enter in the field submits the skip form, as Streamlit's form does: a rerun, no field.
+  const submitted = field;
+  page.rerunning(submitted, () => {
+    page.remove(submitted);
+    mount({data: DATA.rate});
+  });
+  [submitted.onkeydown, submitted.onclick] = [submitted.onclick, null];
   page.rerunning(page.add(DATA.rate_skip.escape, page.element({name: 'cancel'})), () => {
     page.remove(field);
     mount({data: DATA.rate});
@@ -135,15 +142,47 @@ test('keys typed right after S go into the reason field, not to shortcuts', () =
   assert.ok([...typed, enter].every((e) => e.defaultPrevented));
   page.advance(500);
   assert.deepEqual(page.clicks(), ['skip']);
-  assert.equal(page.activeElement, field);
   assert.equal(field.value, 'quick');
-  assert.ok(page.log.includes('insertText quick'));
+  assert.ok(page.log.indexOf('focus reason') < page.log.indexOf('insertText quick'));
+  assert.ok(page.log.indexOf('focus reason') >= 0);
+  // The Enter typed before the field was there submits the reason, once it is in the field.
+  const sent = page.log.filter((l) => l.startsWith('keydown'));
+  assert.deepEqual(sent, ['keydown Enter reason "quick"']);
+  assert.ok(page.log.indexOf('insertText quick') < page.log.indexOf(sent[0]));
+  assert.equal(page.find(DATA.rate_skip.focus).length, 0);  // the form closed
+});
+
+test('keys after an Enter typed into a coming field are shortcuts on the next item', () => {
+  ratePage();
+  page.press('s');
+  page.type('blur');
+  page.press('Enter');
+  page.type('2q');  // the next image's SC and PR levels
+  page.advance(60);
+  assert.deepEqual(page.clicks(), ['skip']);
+  page.advance(1000);
+  assert.deepEqual(page.clicks(), ['skip', 'SC 0.5', 'PR 0']);
+  const order = ['insertText blur', 'keydown Enter reason "blur"', 'click SC 0.5']
+    .map((l) => page.log.indexOf(l));
+  assert.deepEqual(order, [...order].sort((a, b) => a - b));
+  assert.ok(order.every((i) => i >= 0));
+});
+
+test('without Enter the typed reason waits in the field; no Enter is sent for the rater', () => {
+  ratePage();
+  page.press('s');
+  page.type('later');
+  page.advance(1000);
+  assert.equal(field.value, 'later');
+  assert.equal(page.log.filter((l) => l.startsWith('keydown')).length, 0);
+  assert.equal(page.find(DATA.rate_skip.focus).length, 1);
 });
 
 test('keys typed after F are replayed as shortcuts when no field opens', () => {
   ratePage();
   page.press('f');
   page.type('1w');
+  page.press('Enter');  // meant for a reason field that never came: no rating submit
   page.advance(100);
   assert.deepEqual(page.clicks(), ['flag']);  // held while a field may still come
   page.advance(2000);

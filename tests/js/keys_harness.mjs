@@ -26,6 +26,7 @@ class FakeElement {
     this.checked = false;
     this.value = '';
     this.onclick = null;
+    this.onkeydown = null;
   }
 
   getAttribute(attr) { return this.attrs[attr] ?? null; }
@@ -38,6 +39,12 @@ class FakeElement {
   click() {
     this.page.log.push(`click ${this.name}`);
     if (this.onclick) this.onclick();
+  }
+  /** An event the page dispatches itself (keys.js sends a text field its Enter). */
+  dispatchEvent(e) {
+    this.page.log.push(`${e.type} ${e.key} ${this.name} ${JSON.stringify(this.value)}`);
+    if (e.type === 'keydown' && this.onkeydown) this.onkeydown(e);
+    return true;
   }
 }
 
@@ -75,6 +82,7 @@ export function newPage() {
   globalThis.setTimeout = (fn, ms = 0) => page.timers.push({at: page.now + ms, fn, seq: page.seq++});
   Object.defineProperty(globalThis, 'performance',
                         {value: {now: () => page.now}, configurable: true, writable: true});
+  globalThis.KeyboardEvent = class { constructor(type, init) { Object.assign(this, init, {type}); } };
   globalThis.MutationObserver = class { constructor(cb) { page.observers.push(cb); } observe() {} };
   globalThis.ResizeObserver = class { observe() {} };
   return page;
