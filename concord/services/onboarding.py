@@ -15,6 +15,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
+from concord.rubrics import Rubric
 from concord.services import checklist, common, gate, rubric_choice
 from concord.services.rating import check_values
 from concord.store import crowd as crowd_store
@@ -65,6 +66,7 @@ class PracticeItem:
     position: int
     total: int
     submission: str
+    rubric: Rubric  # of the image's dimension, which the answer is checked against
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +102,8 @@ def next_practice(db: Database, study_name: str, rater_id: int) -> PracticeItem 
     row = items.image(db, todo[0])
     return PracticeItem(row.id, row.public_id, row.prompt, Path(study.root or ".") /
                         (row.path or ""), row.instruction, position, len(ids),
-                        common.new_submission())
+                        common.new_submission(),
+                        rubric_choice.rubric_for(study, row.dimension))
 
 
 def _judge(expected: Mapping[str, tuple[float, float]],

@@ -101,14 +101,14 @@ def _answer(study: str, rater_id: int, rubric: Rubric) -> None:
 
 def practice(study: str, rater_id: int) -> None:
     """One practice item, or the feedback on the last one."""
-    rubric = rating.study_rubric(session.db(), study, rater_id)
     st.title("Practice")
     fb: onboarding.Feedback | None = st.session_state.get(FEEDBACK)
     if fb is not None:
         shown: onboarding.PracticeItem | None = st.session_state.get(SHOWN)
         left, right = st.columns([3, 2])
         with left:
-            feedback(fb, rubric)
+            feedback(fb, shown.rubric if shown is not None
+                     else rating.study_rubric(session.db(), study, rater_id))
         if shown is not None:
             with right:
                 widgets.literal(shown.prompt or "(no prompt text)")
@@ -134,9 +134,10 @@ def practice(study: str, rater_id: int) -> None:
     widgets.literal(item.prompt or "(no prompt text)", css="concord-prompt")
     left, right = st.columns([2, 3])
     with left, st.form("practice_form", border=False, enter_to_submit=False):
-        _choices(rubric)
+        # The image's own rubric (a dimension may have one of its own), as on real items.
+        _choices(item.rubric)
         st.form_submit_button("Check my answer", type="primary", key="practice_submit",
-                              on_click=_answer, args=(study, rater_id, rubric))
+                              on_click=_answer, args=(study, rater_id, item.rubric))
     with right:
         widgets.show_image(item.image_path, alt="practice image")
 

@@ -3,6 +3,7 @@ screens, and the researcher's crowd controls on the Raters page."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,38 @@ def test_a_checklist_study_practises_with_the_checklist(tmp_path, monkeypatch):
     assert table.loc["SC", ""] == "✗"
     at.button(key="practice_next").click().run()
     assert not any(cb.value for cb in at.checkbox)  # the next item starts with no ticks
+
+
+def test_practice_shows_each_images_own_rubric(tmp_path, monkeypatch):
+    """With ``rubrics:`` (a rubric per dimension), a practice image of the ``count``
+    dimension asks its Likert question, as the real items of that dimension do."""
+    from tests.crowd_helpers import CROWD
+    from tests.helpers import make_folder_study
+
+    db_path = tmp_path / "app.db"
+    monkeypatch.setenv("CONCORD_DB", str(db_path))
+    monkeypatch.setenv("CONCORD_ADMIN_SECRET", "letmein")
+    root = tmp_path / "dims"
+    manifest = make_folder_study(root, prompts=4, models=("m1", "m2"), k=3,
+                                 extra="gold: gold.csv\nrubrics:\n  count: likert-5\n"
+                                 + CROWD.format(quota=2))
+    (root / "gold.csv").write_text("prompt_id,model,criterion,expected,tolerance\n"
+                                   "p0,m1,likert,4,0\np1,m1,SC,0,0\np1,m1,PR,0.5,0.5\n",
+                                   encoding="utf-8")
+    db = open_db(db_path)
+    studies.import_manifest(db, manifest)
+    link = crowd.create_link(db, "dims", "http://x", codes={"completion_code": "DONE42",
+                                                            "screenout_code": "NOPE13"})
+    at = consent(joined({"db": db, "join": link.url.split("join=")[1]}))
+    assert [r.key for r in at.radio] == ["practice_likert"]  # p0 is of dimension count
+    at.radio(key="practice_likert").set_value(4.0)
+    at.button(key="practice_submit").click().run()
+    assert not at.exception, at.exception
+    assert "Practice item 1 of 2: right" in at.success[0].value
+    at.button(key="practice_next").click().run()
+    assert sorted(r.key for r in at.radio) == ["practice_PR", "practice_SC"]  # p1: color
+    answer(at, 0.0, 1.0)
+    assert "Practice item 2 of 2" in at.success[0].value
+    kept = db.execute("SELECT answer, correct FROM practice_answers ORDER BY position")
+    assert [(json.loads(a), c) for a, c in kept] == [({"likert": 4.0}, 1),
+                                                     ({"SC": 0.0, "PR": 1.0}, 1)]
