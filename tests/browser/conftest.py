@@ -91,3 +91,15 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+def idle(page) -> None:
+    """Wait until the app's current run has ended (no rerun is updating the page)."""
+    page.wait_for_function("() => document.querySelector('[data-testid=stApp]')"
+                           ".getAttribute('data-test-script-state') === 'notRunning'")
+
+
+def focus_in(page, css: str) -> None:
+    """The focus reaches the field by itself (it may land just after the field shows)."""
+    page.wait_for_function(f"() => document.activeElement.closest({css!r}) !== null",
+                           timeout=5_000)

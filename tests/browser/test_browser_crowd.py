@@ -10,7 +10,7 @@ import pytest
 
 from concord.services import crowd, studies
 from concord.store.db import open_db
-from tests.browser.conftest import start_server, stop
+from tests.browser.conftest import idle, start_server, stop
 from tests.crowd_helpers import make_crowd_study
 
 pytestmark = pytest.mark.browser
@@ -28,10 +28,6 @@ def server(tmp_path: Path):
     yield {"url": url, "db": db, "join": link.url.split("join=")[1], "shots": tmp_path}
     stop(proc)
 
-
-def idle(page) -> None:
-    page.wait_for_function("() => document.querySelector('[data-testid=stApp]')"
-                           ".getAttribute('data-test-script-state') === 'notRunning'")
 
 
 def pick(page, key: str, index: int) -> None:

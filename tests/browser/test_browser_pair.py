@@ -9,7 +9,7 @@ import pytest
 from concord.services import pairs, studies
 from concord.store import raters as rater_store
 from concord.store.db import open_db
-from tests.browser.conftest import start_server, stop
+from tests.browser.conftest import focus_in, idle, start_server, stop
 from tests.helpers import make_folder_study
 
 pytestmark = pytest.mark.browser
@@ -29,9 +29,6 @@ def server(tmp_path: Path):
     stop(proc)
 
 
-def _idle(page) -> None:
-    page.wait_for_function("() => document.querySelector('[data-testid=stApp]')"
-                           ".getAttribute('data-test-script-state') === 'notRunning'")
 
 
 def _judged(page, n: int) -> None:
@@ -51,22 +48,21 @@ def test_judge_pairs_with_keys_skip_undo_and_a_click(server, page):
     page.get_by_text("Last judgment undone").wait_for(timeout=15_000)
     page.keyboard.press("2")
     _judged(page, 4)
-    _idle(page)
+    idle(page)
     page.keyboard.press("s")  # the reason field has the focus; Esc cancels
     page.locator(".st-key-pair_skip_reason input").wait_for()
-    assert page.evaluate("() => document.activeElement.closest('.st-key-pair_skip_reason')"
-                         " !== null")
+    focus_in(page, ".st-key-pair_skip_reason")
     page.keyboard.type("zzz")
     page.keyboard.press("Escape")
     page.locator(".st-key-pair_skip_reason").wait_for(state="detached", timeout=15_000)
-    _idle(page)
+    idle(page)
     # A fast typist: S, the reason and Enter before the field is there. The letters go into
     # the field (B is no "both bad"), and the Enter submits it once they are in.
     page.keyboard.press("s")
     page.keyboard.type("blurry both")
     page.keyboard.press("Enter")
     page.get_by_text("1 skipped").wait_for(timeout=15_000)
-    _idle(page)
+    idle(page)
     page.locator(".st-key-pair_side_left img").click()  # a click on an image chooses it
     page.get_by_text("All done").wait_for(timeout=15_000)
     html = page.content()

@@ -19,7 +19,7 @@ import pytest
 from concord.services import studies
 from concord.store import raters as rater_store
 from concord.store.db import open_db
-from tests.browser.conftest import start_server, stop
+from tests.browser.conftest import focus_in, idle, start_server, stop
 from tests.metadata_images import (
     FORMS,
     NAME,
@@ -72,12 +72,9 @@ def server(tmp_path: Path):
 def _open(page, server, path: str = "/") -> None:
     page.goto(f"{server['url']}{path}?token={server['token']}")
     page.locator("html[data-concord-keys='ready']").wait_for(state="attached", timeout=30_000)
-    _idle(page)
+    idle(page)
 
 
-def _idle(page) -> None:
-    page.wait_for_function("() => document.querySelector('[data-testid=stApp]')"
-                           ".getAttribute('data-test-script-state') === 'notRunning'")
 
 
 _FETCH_SHOWN = """async () => {
@@ -100,7 +97,7 @@ _FETCH_SHOWN = """async () => {
 
 def _served_bytes(page, server) -> list[bytes]:
     """The bytes of every image on the page, fetched from the media URLs it shows."""
-    _idle(page)
+    idle(page)
     return [base64.b64decode(b) for b in page.evaluate(_FETCH_SHOWN)]
 
 
@@ -119,7 +116,7 @@ def test_no_served_byte_names_a_model_and_pixels_are_the_originals(server, page)
         page.keyboard.type("next")
         page.keyboard.press("Enter")
         page.get_by_text(f"{n + 1} skipped").wait_for(timeout=15_000)
-        _idle(page)
+        idle(page)
     _open(page, server, "/rank")
     seen += _served_bytes(page, server)
     assert len(seen) >= 6
@@ -144,7 +141,7 @@ def test_the_prompt_is_shown_exactly_as_typed(server, page):
         page.keyboard.type("later")
         page.keyboard.press("Enter")
         page.get_by_text(f"{n + 1} skipped").wait_for(timeout=15_000)
-        _idle(page)
+        idle(page)
         texts = page.locator(".concord-prompt").all_inner_texts()
     assert PROMPT in texts
     assert page.locator(".concord-prompt em, .concord-prompt a, .concord-prompt b").count() == 0
@@ -173,12 +170,11 @@ def test_head_stays_in_view_and_skip_field_has_focus(server, page):
         page.keyboard.press(key)
     page.keyboard.press("f")
     page.locator(".st-key-rate_flag_note input").wait_for()
-    assert page.evaluate("() => document.activeElement.closest('.st-key-rate_flag_note')"
-                         " !== null")
+    focus_in(page, ".st-key-rate_flag_note")
     page.keyboard.type("odd hands")  # typed into the field, not taken as shortcuts
     page.keyboard.press("Enter")
     page.get_by_text("Flagged for the researcher").wait_for(timeout=15_000)
-    _idle(page)
+    idle(page)
     assert _in_view(page, '[data-testid="stProgress"]')
     assert _in_view(page, ".concord-prompt")
     assert _in_view(page, '[data-testid="stAlert"]')
@@ -186,8 +182,7 @@ def test_head_stays_in_view_and_skip_field_has_focus(server, page):
     # S opens the reason field with the focus; Esc closes it and nothing is skipped
     page.keyboard.press("s")
     page.locator(".st-key-rate_skip_reason input").wait_for()
-    assert page.evaluate("() => document.activeElement.closest('.st-key-rate_skip_reason')"
-                         " !== null")
+    focus_in(page, ".st-key-rate_skip_reason")
     page.keyboard.type("zzz")
     page.keyboard.press("Escape")
     page.locator(".st-key-rate_skip_reason").wait_for(state="detached", timeout=15_000)
@@ -209,10 +204,10 @@ def test_clicking_an_image_ranks_it_and_the_draft_survives_a_reload(server, page
     images = page.locator("[class*='st-key-rank_slot_'] img")
     images.nth(2).click()
     page.get_by_text("#1 · remove").wait_for(timeout=15_000)
-    _idle(page)
+    idle(page)
     images.nth(0).click()
     page.get_by_text("#2 · remove").wait_for(timeout=15_000)
-    _idle(page)
+    idle(page)
     before = page.locator("[class*='st-key-rank_pick_'] button").all_inner_texts()
     page.reload()
     page.locator("html[data-concord-keys='ready']").wait_for(state="attached", timeout=30_000)
