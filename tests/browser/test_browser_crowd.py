@@ -29,7 +29,6 @@ def server(tmp_path: Path):
     stop(proc)
 
 
-
 def pick(page, key: str, index: int) -> None:
     page.locator(f".st-key-{key} [role='radiogroup'] label").nth(index).click()
 

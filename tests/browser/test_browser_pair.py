@@ -29,8 +29,6 @@ def server(tmp_path: Path):
     stop(proc)
 
 
-
-
 def _judged(page, n: int) -> None:
     page.get_by_text(f"{n} / 6 pairs judged").wait_for(timeout=15_000)
 
@@ -39,7 +37,10 @@ def test_judge_pairs_with_keys_skip_undo_and_a_click(server, page):
     page.goto(f"{server['url']}/?token={server['token']}")
     _judged(page, 0)
     page.locator("html[data-concord-keys='ready']").wait_for(state="attached")
-    assert page.locator("[class*='st-key-pair_side_'] img").count() == 2
+    sides = page.locator("[class*='st-key-pair_side_'] img")
+    sides.nth(1).wait_for(timeout=15_000)  # the keys can be ready before the images show
+    idle(page)
+    assert sides.count() == 2
     for n, key in enumerate(("1", "ArrowRight", "t", "b"), start=1):
         page.keyboard.press(key)
         _judged(page, n)

@@ -75,8 +75,6 @@ def _open(page, server, path: str = "/") -> None:
     idle(page)
 
 
-
-
 _FETCH_SHOWN = """async () => {
   const out = [];
   for (const img of document.querySelectorAll('img')) {
