@@ -78,7 +78,8 @@ def keys(item: pairs.PairItem | None) -> widgets.Keys:
     if st.session_state.get(ps.SKIPPING):
         return widgets.Keys(bindings, escape=widgets.widget_css("pair_skip_cancel"),
                             focus=widgets.widget_css(ps.SKIP_REASON, "input"), clicks=clicks,
-                            item=current, opens=("s",))
+                            item=current, opens=("s",),
+                            submit=widgets.widget_css("pair_skip_ok"))
     return widgets.Keys(bindings, clicks=clicks, item=current, opens=("s",))
 
 

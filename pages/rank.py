@@ -78,7 +78,8 @@ def keys(rs: ranking.RankSet | None) -> widgets.Keys:
     if st.session_state.get(rk.SKIPPING):
         return widgets.Keys(bindings, escape=widgets.widget_css("rank_skip_cancel"),
                             focus=widgets.widget_css(rk.SKIP_REASON, "input"), clicks=clicks,
-                            item=item, opens=("s",))
+                            item=item, opens=("s",),
+                            submit=widgets.widget_css("rank_skip_ok"))
     return widgets.Keys(bindings, clicks=clicks, item=item, opens=("s",))
 
 

@@ -107,7 +107,8 @@ def keys(item: rating.Item | None, rubric: Rubric) -> widgets.Keys:
         field = rs.SKIP_REASON if form == "skip" else rs.FLAG_NOTE
         return widgets.Keys(bindings, escape=widgets.widget_css(f"rate_{form}_cancel"),
                             focus=widgets.widget_css(field, "input"),
-                            item=item.public_id if item else None, opens=("s", "f"))
+                            item=item.public_id if item else None, opens=("s", "f"),
+                            submit=widgets.widget_css(f"rate_{form}_ok"))
     return widgets.Keys(bindings, item=item.public_id if item else None, opens=("s", "f"))
 
 

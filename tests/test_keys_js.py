@@ -45,6 +45,7 @@ def _rate_keys(skipping: bool) -> widgets.Keys:
     if skipping:
         return widgets.Keys(bindings, escape=widgets.widget_css("rate_skip_cancel"),
                             focus=widgets.widget_css(rs.SKIP_REASON, "input"), item="img-1",
+                            submit=widgets.widget_css("rate_skip_ok"),
                             opens=("s", "f"))
     return widgets.Keys(bindings, item="img-1", opens=("s", "f"))
 

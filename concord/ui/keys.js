@@ -12,6 +12,9 @@
 //   opens:    keys whose click opens a reason field (skip, flag): what is typed after such
 //             a key and before the field is there goes into the field, not to shortcuts,
 //             and an Enter typed meanwhile submits the field once the text is in it
+//   submit:   css of the open reason form's submit button: Enter in the field clicks it
+//             once the app is idle (Streamlit ignores an Enter that comes before the form's
+//             button is registered, e.g. while the run drawing the form is still going)
 const BUSY = new Set(['running', 'rerunRequested', 'stopRequested']);
 const appState = () => {
   const app = document.querySelector('[data-testid="stApp"]');
@@ -32,11 +35,22 @@ function clickInPlace(el) {
   window.scrollTo(window.scrollX, win);
 }
 
-// An Enter on a text field, as Streamlit's own key handler reads it (key and keyCode).
-function pressEnter(field) {
-  field.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', code: 'Enter', keyCode: 13,
-                                                    which: 13, bubbles: true,
-                                                    cancelable: true}));
+// Submit the reason field: a click on its form's submit button, or, without one, an Enter
+// on the field as Streamlit's own key handler reads it (key and keyCode).
+function pressEnter(kb, field) {
+  const ok = kb.submit && document.querySelector(kb.submit);
+  if (ok) {
+    clickInPlace(ok);
+    return;
+  }
+  kb.sending = true;  // our own Enter: onKey lets it through to Streamlit
+  try {
+    field.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', code: 'Enter',
+                                                      keyCode: 13, which: 13, bubbles: true,
+                                                      cancelable: true}));
+  } finally {
+    kb.sending = false;
+  }
 }
 
 function pump(kb) {
@@ -55,7 +69,7 @@ function pump(kb) {
     return;
   }
   kb.busy = true;
-  if (b.enter) pressEnter(el); else clickInPlace(el);
+  if (b.enter) pressEnter(kb, el); else clickInPlace(el);
   if (!b.rerun) {  // e.g. a choice inside a form: nothing runs on the server
     // A choice made while the page is still settling can be dropped; check that the
     // radio took it and click again once if it did not.
@@ -104,6 +118,18 @@ function onKey(kb, e) {
     }
     return;
   }
+  if (kb.sending) return;
+  const field = kb.focus && document.querySelector(kb.focus);
+  if (e.key === 'Enter' && field && e.target === field) {
+    // Enter in the reason field: Streamlit ignores it while the form's submit button is
+    // not registered yet (the run drawing the form may still be going), so it goes
+    // through the queue, after any run, as a click on that button.
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    kb.queue.push({el: field, enter: true, rerun: true});
+    pump(kb);
+    return;
+  }
   if (typing(e.target)) return;
   if (kb.typed !== null && kb.typed !== undefined &&
       performance.now() - kb.typedSince > 10000) {
@@ -120,7 +146,6 @@ function onKey(kb, e) {
   // A reason field is open (skip / flag) but the focus is elsewhere: it came before the
   // field, or a rerun replaced the field. The key belongs to the field, not to a shortcut:
   // focusing it now makes the browser type this very key into it.
-  const field = kb.focus && document.querySelector(kb.focus);
   if (field && (e.key.length === 1 || e.key === 'Enter')) {
     field.focus({preventScroll: true});
     if (e.key === 'Enter') {  // never a rating submit while a reason field is open
@@ -201,6 +226,12 @@ function onClick(kb, e) {
 // The skip/flag field and the data naming it arrive in either order: try on both.
 function focusField(kb) {
   const field = kb.focus && document.querySelector(kb.focus);
+  if (field && kb.typed !== null && kb.typed !== undefined) {
+    // Keys were held for the field and it is here (its run may not have ended): they go
+    // in now, before the next key lands in the focused field after them.
+    settleTyped(kb);
+    return;
+  }
   if (field && !field.dataset.concordFocused) {
     field.dataset.concordFocused = '1';
     field.focus({preventScroll: true});
@@ -241,6 +272,7 @@ export default function(component) {
   kb.focus = data.focus || null;
   kb.clicks = data.clicks || [];
   kb.opens = data.opens || [];
+  kb.submit = data.submit || null;
   if (data.item !== undefined && data.item !== kb.item) {
     if (kb.item !== undefined) {
       const main = scroller();
@@ -267,6 +299,7 @@ export default function(component) {
     kb.focus = null;
     kb.clicks = [];
     kb.opens = [];
+    kb.submit = null;
     delete document.documentElement.dataset.concordKeys;
   };
 }

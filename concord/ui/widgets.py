@@ -58,6 +58,7 @@ class Keys:
     clicks: list[dict[str, str]] = field(default_factory=list)
     item: str | int | None = None
     opens: tuple[str, ...] = ()  # keys that open a reason field (skip, flag)
+    submit: str | None = None  # the open reason form's submit button, which Enter clicks
 
 
 def rater_style() -> None:
@@ -83,7 +84,7 @@ def keyboard(keys: Keys, *, key: str) -> None:
             for k, (css, nth, rerun) in keys.bindings.items()}
     _keys_component(data={"bindings": data, "escape": keys.escape, "focus": keys.focus,
                           "clicks": keys.clicks, "item": keys.item,
-                          "opens": list(keys.opens)}, key=key)
+                          "opens": list(keys.opens), "submit": keys.submit}, key=key)
 
 
 def widget_css(key_prefix: str, inner: str = "button") -> str:

@@ -32,15 +32,31 @@ function ratePage({skipOpens = true} = {}) {
   return cleanup;
 }
 
-function openSkipForm() {
-  field = page.add(DATA.rate_skip.focus, page.element({name: 'reason', tag: 'INPUT', type: 'text'}));
-  // Enter in the field submits the skip form, as Streamlit's form does: a rerun, no field.
-  const submitted = field;
-  page.rerunning(submitted, () => {
-    page.remove(submitted);
+/** The skip form: its reason field and, unless ``ok`` is false, its submit button. An Enter
+ * on the field (Streamlit's own handler) and a click on the button both submit it: a rerun
+ * that closes the form; the log says how and with what text. */
+function openSkipForm({ok = true} = {}) {
+  const open = field = page.add(DATA.rate_skip.focus,
+                                page.element({name: 'reason', tag: 'INPUT', type: 'text'}));
+  const parts = [open];
+  const close = () => {
+    for (const el of parts) page.remove(el);
     mount({data: DATA.rate});
-  });
-  [submitted.onkeydown, submitted.onclick] = [submitted.onclick, null];
+  };
+  const submits = (el, how) => {
+    page.rerunning(el, close);
+    const run = el.onclick;
+    return () => {
+      page.log.push(`submitted by ${how} ${JSON.stringify(open.value)}`);
+      run();
+    };
+  };
+  [open.onkeydown, open.onclick] = [submits(open, 'Enter'), null];
+  if (ok) {
+    const button = page.add(DATA.rate_skip.submit, page.element({name: 'ok'}));
+    parts.push(button);
+    button.onclick = submits(button, 'ok');
+  }
   page.rerunning(page.add(DATA.rate_skip.escape, page.element({name: 'cancel'})), () => {
     page.remove(field);
     mount({data: DATA.rate});
@@ -141,13 +157,13 @@ test('keys typed right after S go into the reason field, not to shortcuts', () =
   const enter = page.press('Enter');  // nor may Enter submit the rating
   assert.ok([...typed, enter].every((e) => e.defaultPrevented));
   page.advance(500);
-  assert.deepEqual(page.clicks(), ['skip']);
+  assert.deepEqual(page.clicks(), ['skip', 'ok']);
   assert.equal(field.value, 'quick');
   assert.ok(page.log.indexOf('focus reason') < page.log.indexOf('insertText quick'));
   assert.ok(page.log.indexOf('focus reason') >= 0);
   // The Enter typed before the field was there submits the reason, once it is in the field.
-  const sent = page.log.filter((l) => l.startsWith('keydown'));
-  assert.deepEqual(sent, ['keydown Enter reason "quick"']);
+  const sent = page.log.filter((l) => l.startsWith('submitted'));
+  assert.deepEqual(sent, ['submitted by ok "quick"']);
   assert.ok(page.log.indexOf('insertText quick') < page.log.indexOf(sent[0]));
   assert.equal(page.find(DATA.rate_skip.focus).length, 0);  // the form closed
 });
@@ -158,14 +174,65 @@ test('keys after an Enter typed into a coming field are shortcuts on the next it
   page.type('blur');
   page.press('Enter');
   page.type('2q');  // the next image's SC and PR levels
-  page.advance(60);
-  assert.deepEqual(page.clicks(), ['skip']);
+  page.advance(50);
+  assert.deepEqual(page.clicks(), ['skip']);  // the skip's run is still going
   page.advance(1000);
-  assert.deepEqual(page.clicks(), ['skip', 'SC 0.5', 'PR 0']);
-  const order = ['insertText blur', 'keydown Enter reason "blur"', 'click SC 0.5']
+  assert.deepEqual(page.clicks(), ['skip', 'ok', 'SC 0.5', 'PR 0']);
+  const order = ['insertText blur', 'submitted by ok "blur"', 'click SC 0.5']
     .map((l) => page.log.indexOf(l));
   assert.deepEqual(order, [...order].sort((a, b) => a - b));
   assert.ok(order.every((i) => i >= 0));
+});
+
+test('held keys go into the field the moment it shows, before the keys typed into it', () => {
+  ratePage({skipOpens: false});
+  page.press('s');
+  page.type('blurry bot');
+  page.advance(20);  // the skip's run has started; the field shows before it ends
+  assert.equal(page.app.attrs['data-test-script-state'], 'running');
+  openSkipForm();
+  for (const cb of page.observers) cb([]);
+  assert.equal(page.activeElement, field);
+  page.press('h');  // typed straight into the focused field
+  page.press('Enter', {target: field});  // held: the form's run has not ended
+  assert.equal(field.value, 'blurry both');
+  page.advance(1000);
+  // Nothing typed twice when the run ends, and the form is submitted once, with it all.
+  assert.deepEqual(page.log.filter((l) => l.startsWith('submitted')),
+                   ['submitted by ok "blurry both"']);
+  assert.deepEqual(page.clicks(), ['skip', 'ok']);
+});
+
+test('Enter in the reason field clicks its submit button once no run is going', () => {
+  ratePage();
+  page.press('s');
+  page.advance(500);
+  page.type('dark', {target: field});
+  page.app.attrs['data-test-script-state'] = 'running';  // e.g. the run drawing the form
+  const enter = page.press('Enter', {target: field});
+  assert.ok(enter.defaultPrevented && enter.stopped);
+  page.advance(300);
+  assert.equal(page.log.filter((l) => l.startsWith('submitted')).length, 0);
+  page.app.attrs['data-test-script-state'] = 'notRunning';
+  page.advance(10);
+  assert.deepEqual(page.log.filter((l) => l.startsWith('submitted')), ['submitted by ok "dark"']);
+  const other = page.press('Enter', {target: page.element({name: 'x', tag: 'INPUT', type: 'text'})});
+  assert.equal(other.defaultPrevented, false);  // another field's Enter is left alone
+});
+
+test('without a submit button on the page, the field gets an Enter of its own', () => {
+  ratePage({skipOpens: false});
+  page.press('s');
+  page.advance(500);  // the run ended and no field came: the typed keys are settled
+  openSkipForm({ok: false});
+  page.type('odd', {target: field});
+  const enter = page.press('Enter', {target: field});
+  assert.ok(enter.defaultPrevented);
+  page.advance(10);
+  assert.deepEqual(page.log.filter((l) => l.startsWith('submitted')), ['submitted by Enter "odd"']);
+  assert.ok(page.log.includes('keydown Enter reason "odd"'));
+  page.advance(200);
+  assert.equal(page.log.filter((l) => l.startsWith('submitted')).length, 1);  // not again
 });
 
 test('without Enter the typed reason waits in the field; no Enter is sent for the rater', () => {
@@ -174,7 +241,7 @@ test('without Enter the typed reason waits in the field; no Enter is sent for th
   page.type('later');
   page.advance(1000);
   assert.equal(field.value, 'later');
-  assert.equal(page.log.filter((l) => l.startsWith('keydown')).length, 0);
+  assert.equal(page.log.filter((l) => l.startsWith('submitted')).length, 0);
   assert.equal(page.find(DATA.rate_skip.focus).length, 1);
 });
 
