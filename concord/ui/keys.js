@@ -62,8 +62,10 @@ function pump(kb) {
     return;
   }
   const b = kb.queue.shift();
-  const el = b.el || document.querySelectorAll(b.css)[b.nth || 0];
+  const found = b.el ? [b.el] : document.querySelectorAll(b.css);
+  const el = found[b.nth || 0];
   if (!el || !el.isConnected) {
+    if (!b.el && found.length === 0 && waitFor(kb, b)) return;
     if (b.opens) settleTyped(kb);
     pump(kb);
     return;
@@ -99,6 +101,18 @@ function pump(kb) {
     }
   };
   setTimeout(wait, 5);
+}
+
+// No widget of the key's kind is on the page yet: Streamlit can draw a widget a moment
+// after the rest of the page (while its code loads; the keys are ready before), and a
+// level key pressed then was lost. The key waits for it, 1 s at most, and the keys after it
+// wait too, so an Enter never submits ahead of the choices typed before it.
+function waitFor(kb, b) {
+  const since = b.since ?? performance.now();
+  if (performance.now() - since > 1000) return false;
+  kb.queue.unshift({...b, since});
+  setTimeout(() => pump(kb), 20);
+  return true;
 }
 
 // What Esc clicks when the data naming the open form's cancel button has not arrived yet

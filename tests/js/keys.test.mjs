@@ -331,3 +331,37 @@ test('a new item scrolls to the top; only the latest instance clears the binding
   assert.deepEqual(page.clicks(), ['SC 0']);
   assert.equal(page.keyListeners.length, 1);  // one listener however many mounts
 });
+
+/** The rate page with the PR radios and the submit button drawn, the SC radios not yet. */
+function ratePageWithoutSC() {
+  page = newPage();
+  const b = DATA.rate.bindings;
+  page.radios(b.q.css, ['PR 0', 'PR 0.5', 'PR 1']);
+  page.rerunning(page.add(b.Enter.css, page.element({name: 'submit'})));
+  mount({data: DATA.rate});
+  return () => page.radios(b['1'].css, ['SC 0', 'SC 0.5', 'SC 1']);
+}
+
+test('a key for a widget not drawn yet waits for it, and the keys after it wait too', () => {
+  const drawSC = ratePageWithoutSC();
+  page.type('3w');
+  page.press('Enter');
+  page.advance(400);
+  assert.deepEqual(page.clicks(), []);
+  drawSC();
+  page.advance(300);
+  assert.deepEqual(page.clicks(), ['SC 1', 'PR 0.5', 'submit']);
+});
+
+test('a key whose widget never comes is dropped after a second; the next keys go on', () => {
+  ratePageWithoutSC();
+  page.type('3w');
+  page.advance(900);
+  assert.deepEqual(page.clicks(), []);
+  page.advance(300);
+  assert.deepEqual(page.clicks(), ['PR 0.5']);
+  page.press('2');  // still no SC radios: dropped again a second later, Enter then submits
+  page.press('Enter');
+  page.advance(1300);
+  assert.deepEqual(page.clicks(), ['PR 0.5', 'submit']);
+});
