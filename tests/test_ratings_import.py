@@ -277,3 +277,25 @@ def test_crlf_files_and_line_breaks_in_quoted_cells_keep_row_numbers(db, tmp_pat
                       's,rating,p2,one,A,0,ann,SC,x\r\n').encode())
     [p] = _fails(db, "new", path).problems
     assert (p.row, p.field) == (5, "value")  # row 2 spans lines 2-4 (CRLF, then a bare CR)
+
+
+def test_a_header_of_100000_columns_gets_one_short_line(db, tmp_path):
+    wide = ",".join(f"c{i}" for i in range(100_000))
+    [p] = _fails(db, "new", _csv(tmp_path, "", header=wide + "\n")).problems
+    assert "missing column(s)" in p.message and "found 100000 columns, the first 20:" in p.message
+    assert len(p.message) < 500
+    twice = "prompt_id,model,rater,criterion,value," + ",".join(["x", "y"] * 50_000)
+    [p] = _fails(db, "new", _csv(tmp_path, "", header=twice + "\n")).problems
+    assert "column(s) ['x', 'y'] appear twice" in p.message and len(p.message) < 500
+
+
+def test_a_prompt_with_many_rows_and_a_dimension_imports_whole(db, tmp_path):
+    # 3 prompts x 40 models x 25 raters: 1,000 rows per prompt, each with its dimension.
+    rows = "".join(f"p{p},m{m},r{r},SC,{(p + m + r) % 2},d{p}\n"
+                   for p in range(3) for m in range(40) for r in range(25))
+    header = "prompt_id,model,rater,criterion,value,dimension\n"
+    summary = labels.import_ratings(db, "wide", "csv", _csv(tmp_path, rows, header=header))
+    assert summary.added == 3_000
+    bad = rows + "p1,m0,extra,SC,1,d2\n"
+    [p] = _fails(db, "wide2", _csv(tmp_path, bad, name="bad.csv", header=header)).problems
+    assert (p.row, p.field) == (3_002, "dimension")

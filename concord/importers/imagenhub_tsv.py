@@ -143,11 +143,12 @@ def _check_header(path: Path, header: list[str], log: ProblemLog) -> bool:
         where = "uid" if "uid" not in header else header[0]
         log.add(Problem(str(path), f"the first column must be 'uid', found {header[0]!r}",
                         row=1, field=where))
+    first: dict[str, int] = {}  # header.index() per column was quadratic in the models
     for k, name in enumerate(header[1:], start=2):
         if not name.strip():
             log.add(Problem(str(path), "empty model name in the header", row=1,
                             field=f"column {k}"))
-        elif header.index(name) != k - 1:
+        elif first.setdefault(name, k) != k:
             log.add(Problem(str(path), f"model {name!r} appears twice in the header", row=1,
                             field=name))
     if len(header) < 2:

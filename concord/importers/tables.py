@@ -92,6 +92,14 @@ def read_text(path: Path, limit: int = MAX_TABLE_BYTES) -> str:
                                   row=line)]) from exc
 
 
+def header_text(header: list[str], shown: int = 20) -> str:
+    """A file's columns for an error message: the first ``shown`` of them, and how many
+    there are when there are more (a header of 100,000 columns stays one short line)."""
+    if len(header) <= shown:
+        return repr(header)
+    return f"{len(header)} columns, the first {shown}: {header[:shown]!r}"
+
+
 def read_csv_rows(path: Path, required: set[str]) -> list[tuple[int, dict[str, str]]]:
     """Rows of a CSV (or TSV, by extension) as (line number, row dict).
 
@@ -111,7 +119,7 @@ def read_csv_rows(path: Path, required: set[str]) -> list[tuple[int, dict[str, s
     missing = required - set(header)
     if missing:
         raise TableError([Problem(str(path), f"missing column(s) {sorted(missing)}; found "
-                                             f"{header}", row=1)])
+                                             f"{header_text(header)}", row=1)])
     return _csv_body(path, reader, header)
 
 

@@ -41,6 +41,23 @@ _KEY = "prompt_id, model, sample, rater, criterion"
 _DIMENSION = ("COALESCE((SELECT p.dimension FROM main.prompts p WHERE p.study_id = :study"
               " AND p.key = s.prompt_id), s.dimension)")
 
+# Per prompt, the dimension of its first row that has one (d1) and the first row whose
+# dimension is another (bad). A row's dimension differs from some earlier row's exactly when
+# it is not d1, or the row comes after ``bad``: two passes over the rows, where asking each
+# row about the earlier rows of its prompt was quadratic in a prompt's rows (100,000 rows of
+# 1,000 per prompt: 73 s).
+_DIMENSION_FIRSTS = (
+    "WITH f AS (SELECT r.prompt_id, r.dimension AS d1 FROM stage.s_rows r WHERE r.seq IN"
+    " (SELECT MIN(seq) FROM stage.s_rows WHERE dimension IS NOT NULL GROUP BY prompt_id)),"
+    " b AS (SELECT x.prompt_id, MIN(x.seq) AS bad FROM stage.s_rows x JOIN f"
+    " ON f.prompt_id = x.prompt_id WHERE x.dimension IS NOT NULL AND x.dimension <> f.d1"
+    " GROUP BY x.prompt_id) ")
+_DIMENSION_CONFLICTS = (
+    " FROM stage.s_rows s JOIN f ON f.prompt_id = s.prompt_id LEFT JOIN b"
+    " ON b.prompt_id = s.prompt_id WHERE s.dimension IS NOT NULL AND (s.dimension <> f.d1"
+    " OR s.seq > b.bad OR EXISTS (SELECT 1 FROM main.prompts p WHERE p.study_id = :study"
+    " AND p.key = s.prompt_id AND p.dimension IS NOT NULL AND p.dimension <> s.dimension))")
+
 
 def _insert_sql(file: int, columns: Sequence[list]) -> tuple[str, list[list]]:
     """The INSERT for a chunk, with a column that holds one value throughout (no sample, no
@@ -213,15 +230,11 @@ class Stage:
 
     def dimension_conflicts(self, study_id: int | None, limit: int) -> Found:
         """Rows whose dimension differs from an earlier row's, or from the study's prompt."""
-        sql = (
-            " FROM stage.s_rows s WHERE s.dimension IS NOT NULL AND (EXISTS (SELECT 1 FROM"
-            " stage.s_rows x WHERE x.prompt_id = s.prompt_id AND x.dimension IS NOT NULL AND"
-            " x.dimension <> s.dimension AND x.seq < s.seq) OR EXISTS (SELECT 1 FROM"
-            " main.prompts p WHERE p.study_id = :study AND p.key = s.prompt_id AND"
-            " p.dimension IS NOT NULL AND p.dimension <> s.dimension))")
         args = {"study": study_id, "limit": limit}
-        total = self.db.execute("SELECT COUNT(*)" + sql, args).fetchone()[0]
-        rows = self.db.execute("SELECT s.file, s.line, s.prompt_id, s.dimension" + sql +
+        total = self.db.execute(_DIMENSION_FIRSTS + "SELECT COUNT(*)" + _DIMENSION_CONFLICTS,
+                                args).fetchone()[0]
+        rows = self.db.execute(_DIMENSION_FIRSTS + "SELECT s.file, s.line, s.prompt_id,"
+                               " s.dimension" + _DIMENSION_CONFLICTS +
                                " ORDER BY s.seq LIMIT :limit", args).fetchall()
         return Found(int(total), rows)
 
