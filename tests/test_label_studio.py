@@ -126,8 +126,8 @@ _RESULT = "annotations__0__result__0"
      "[1].annotations[0].result[0].value.choices", "exactly one choice"),
     (_task(**{f"{_RESULT}__type": "rating", f"{_RESULT}__value": {"rating": "5"}}),
      "[1].annotations[0].result[0].value.rating", "must be a number"),
-    (_task(**{f"{_RESULT}__type": "textarea"}),
-     "[1].annotations[0].result[0].type", "unsupported result type"),
+    (_task(**{f"{_RESULT}__type": "labels"}),
+     "[1].annotations[0].result[0].type", "unsupported result type 'labels'"),
     (_task(data__sample=-1), "[1].data.sample", "not a sample index"),
     (_task(annotations__0__lead_time=-2), "[1].annotations[0].lead_time", "≥ 0"),
     (_task(annotations__0__completed_by=_DELETE), "[1].annotations[0].completed_by",
@@ -217,3 +217,19 @@ def test_hostile_files_where_a_label_studio_export_should_be(db, tmp_path):
         with unchanged(db), pytest.raises(InputError, match=message) as err:
             labels.import_ratings(db, "new", "label-studio", path)
         assert str(path) in str(err.value) and "nothing was imported" in str(err.value)
+
+
+def test_free_text_comments_are_left_out_and_counted(db, tmp_path, capsys):
+    comment = {"from_name": "comment", "to_name": "image", "type": "textarea",
+               "value": {"text": ["looks odd"]}}
+    task = _task()
+    task["annotations"][0]["result"].insert(0, comment)
+    only_text = _task(id=8, data__prompt_id="p1")
+    only_text["annotations"][0]["result"] = [comment, comment]
+    path = tmp_path / "comments.json"
+    path.write_text(json.dumps([task, only_text]))
+    summary = labels.import_ratings(db, "new", "label-studio", path)
+    assert (summary.rows, summary.added, summary.skipped) == (1, 1, {"textarea": 3})
+    assert main(["--db", str(tmp_path / "cli.db"), "import-ratings", "--study", "c",
+                 "--format", "label-studio", str(path)]) == 0
+    assert "left out: 3 textarea result(s) (free text, not a score)" in capsys.readouterr().out

@@ -94,8 +94,10 @@ def _import_ratings(args: argparse.Namespace, settings: Settings) -> int:
     s = import_ratings(db_for(settings), args.study, args.format, args.path,
                        rubric=args.rubric, criteria=criteria)
     made = " (new ratings-only study)" if s.created_study else ""
+    left_out = "".join(f"; left out: {n} {kind} result(s) (free text, not a score)"
+                       for kind, n in sorted(s.skipped.items()))
     print(f"study {s.study!r}{made}: {s.rows} rows read, {s.added} ratings added, "
-          f"{s.changed} changed (new revision), {s.unchanged} unchanged; {s.rubric}")
+          f"{s.changed} changed (new revision), {s.unchanged} unchanged; {s.rubric}{left_out}")
     return 0
 
 

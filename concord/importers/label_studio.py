@@ -10,6 +10,8 @@ A Label Studio export is a JSON array of tasks. Concord reads, per task:
 - per entry of the annotation's ``result``: the criterion from ``from_name`` and the value
   from ``value.choices`` (type ``choices``: exactly one choice, a number of the scale, e.g.
   ``"0.5"``), ``value.rating`` (type ``rating``) or ``value.number`` (type ``number``).
+  Results of type ``textarea`` (a free-text comment beside the scores) are not ratings:
+  they are left out and counted (``skipped``), so the command can say so.
 
 Anything else is an error naming the file, the task (its index in the array and its
 ``id``) and the field as a JSON path (``[3].annotations[0].result[1].value.choices``);
@@ -20,6 +22,7 @@ row number, so the import stages and checks them exactly like a CSV.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,6 +38,7 @@ from concord.importers.tables import TableError, read_text
 MAX_BYTES = 128 << 20
 CHUNK_ROWS = 20_000
 VALUE_KEYS = {"choices": "choices", "rating": "rating", "number": "number"}
+FREE_TEXT = "textarea"  # a comment box of the labeling config: no score to import
 
 
 class _Bad(Exception):
@@ -45,16 +49,19 @@ class _Bad(Exception):
         super().__init__(message)
 
 
-def read_chunks(path: Path, log: ProblemLog, rows: int = CHUNK_ROWS) -> Iterator[tuple]:
+def read_chunks(path: Path, log: ProblemLog, rows: int = CHUNK_ROWS,
+                skipped: Counter | None = None) -> Iterator[tuple]:
     """Yield the ratings of a Label Studio export as ratings-CSV columns, a chunk at a time;
-    problems go to ``log`` (a caller that finds it non-empty must not use the rows)."""
+    problems go to ``log`` (a caller that finds it non-empty must not use the rows), and
+    the results left out, per type, to ``skipped``."""
+    skipped = Counter() if skipped is None else skipped
     tasks = _document(path, log)
     if tasks is None:
         return
     chunk: list[tuple] = []
     for index, task in enumerate(tasks):
         try:
-            chunk.extend(_task_rows(index, task))
+            chunk.extend(_task_rows(index, task, skipped))
         except _Bad as bad:
             log.add(Problem(str(path), f"task {index}{_id(task)}: {bad.message}",
                             field=f"[{index}]{bad.path}"))
@@ -94,7 +101,7 @@ def _kind(value: Any) -> str:
             type(None): "null"}.get(type(value), "a number")
 
 
-def _task_rows(index: int, task: Any) -> list[tuple]:
+def _task_rows(index: int, task: Any, skipped: Counter) -> list[tuple]:
     if not isinstance(task, dict):
         raise _Bad("", f"a task must be an object, got {_kind(task)}")
     data = _field(task, "data", dict, "")
@@ -115,6 +122,9 @@ def _task_rows(index: int, task: Any) -> list[tuple]:
         rater = _rater(ann.get("completed_by"), where + ".completed_by")
         seconds = _seconds(ann.get("lead_time"), where + ".lead_time")
         for r, item in enumerate(_field(ann, "result", list, where)):
+            if isinstance(item, dict) and item.get("type") == FREE_TEXT:
+                skipped[FREE_TEXT] += 1
+                continue
             criterion, value = _result(item, f"{where}.result[{r}]")
             out.append((index, prompt, model, sample, rater, criterion, value, seconds,
                         dimension or None))
@@ -176,7 +186,7 @@ def _result(item: Any, where: str) -> tuple[str, float]:
     kind = _field(item, "type", str, where)
     if kind not in VALUE_KEYS:
         raise _Bad(f"{where}.type", f"unsupported result type {kind[:40]!r} (Concord reads "
-                                    "choices, rating and number)")
+                                    "choices, rating and number; textarea is left out)")
     value = _field(_field(item, "value", dict, where), VALUE_KEYS[kind], object,
                    f"{where}.value")
     at = f"{where}.value.{VALUE_KEYS[kind]}"

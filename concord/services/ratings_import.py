@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,7 @@ class RatingsImport:
     unchanged: int = 0
     changed: int = 0
     rubric: str = ""  # which rubric the study uses now, and why (given, kept, inferred)
+    skipped: dict[str, int] = field(default_factory=dict)  # results left out, per type
     seconds: dict[str, tuple[float, float]] = field(default_factory=dict)  # phase: wall, CPU
 
 
@@ -76,7 +78,8 @@ def import_ratings(db: Database, study_name: str, fmt: str, path: Path, *,
     stage, timer = Stage(db, max_groups=MAX_GROUPS), Timer()
     try:
         with timer("read"):
-            files = _stage_files(stage, fmt, Path(path))
+            skipped: Counter[str] = Counter()
+            files = _stage_files(stage, fmt, Path(path), skipped)
         with timer("check"):
             choice = _check(stage, study, fmt, files, given)
         with timer("write"):
@@ -84,6 +87,7 @@ def import_ratings(db: Database, study_name: str, fmt: str, path: Path, *,
     finally:
         stage.close()
     summary.seconds = timer.seconds
+    summary.skipped = dict(skipped)
     return summary
 
 
@@ -109,13 +113,13 @@ def _find(db: Database, name: str) -> study_store.Study | None:
         return None
 
 
-def _stage_files(stage: Stage, fmt: str, path: Path) -> list[str]:
+def _stage_files(stage: Stage, fmt: str, path: Path, skipped: Counter[str]) -> list[str]:
     """Read every input file into the stage; raise with every problem found."""
     log = ProblemLog()
     paths = _inputs(fmt, path)
     with _no_cyclic_gc():
         for index, file in enumerate(paths):
-            for rows in _chunks(fmt, file, log):
+            for rows in _chunks(fmt, file, log, skipped):
                 if not log:  # after the first problem, only read on to count them all
                     stage.add(index, rows)
     log.raise_if_any()
@@ -143,11 +147,12 @@ def _inputs(fmt: str, path: Path) -> list[Path]:
     return [path]
 
 
-def _chunks(fmt: str, path: Path, log: ProblemLog) -> Iterator[list[tuple]]:
+def _chunks(fmt: str, path: Path, log: ProblemLog,
+            skipped: Counter[str]) -> Iterator[list[tuple]]:
     if fmt == "imagenhub":
         return imagenhub_tsv.read_rating_chunks(path, log)
     if fmt == "label-studio":  # tasks become ratings-CSV rows (row = the task's index)
-        return label_studio.read_chunks(path, log)
+        return label_studio.read_chunks(path, log, skipped=skipped)
     return ratings_csv.read_chunks(path, log)
 
 
