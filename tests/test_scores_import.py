@@ -70,8 +70,13 @@ def test_every_bad_row_is_named(db, tmp_path):
 def test_duplicate_scores_are_refused(db, tmp_path):
     path = _csv(tmp_path, "a,X,clip,0.5,,,\nb,X,clip,0.5,,,\na,X,clip,0.7,,,\n")
     p = _fails(db, "new", path).problems[0]
-    assert p.row == 4
-    assert "duplicate" in p.message
+    assert (p.row, p.field) == (4, "value")
+    assert "'a'/'X'/clip scored again (first on line 2;" in p.message
+    # A row with a question id is another score of the image; the empty one is the same.
+    path = _csv(tmp_path, "a,X,clip,0.5,,q1,\nb,X,clip,0.5,,,\na,X,clip,0.7,,,\n"
+                          "a,X,clip,0.9,,,\n", name="q.csv")
+    p = _fails(db, "new", path).problems[0]
+    assert p.row == 5 and "(first on line 4;" in p.message
 
 
 def test_unknown_target_in_a_manifest_study(scored, tmp_path):

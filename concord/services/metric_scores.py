@@ -120,9 +120,14 @@ def _refuse_duplicates(df: pd.DataFrame, path: Path) -> None:
     dup = df[df.duplicated(_KEY)]
     if not dup.empty:
         r = dup.iloc[0]
+        keys = df[_KEY]
+        same = ((keys == r[_KEY]) | (keys.isna() & r[_KEY].isna())).all(axis=1)
+        first = int(df.loc[same, "row"].iloc[0])
         raise InputError([Problem(str(path), f"{len(dup)} duplicate score row(s), e.g. "
-                                             f"{r['prompt_id']!r}/{r['model']!r}/{r['metric']}",
-                                  row=int(r["row"]) or None, field="question_id")])
+                                             f"{r['prompt_id']!r}/{r['model']!r}/{r['metric']}"
+                                             f" scored again (first on line {first}; one score"
+                                             f" per {', '.join(_KEY)})",
+                                  row=int(r["row"]) or None, field="value")])
 
 
 def _store(db: Database, study_name: str, df: pd.DataFrame, runs: list[dict[str, Any]],
