@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 from pathlib import Path
 
@@ -299,3 +300,11 @@ def test_a_prompt_with_many_rows_and_a_dimension_imports_whole(db, tmp_path):
     bad = rows + "p1,m0,extra,SC,1,d2\n"
     [p] = _fails(db, "wide2", _csv(tmp_path, bad, name="bad.csv", header=header)).problems
     assert (p.row, p.field) == (3_002, "dimension")
+
+
+def test_a_gzip_file_is_named_as_not_utf8_text_before_its_columns(db, tmp_path):
+    path = tmp_path / "ratings.csv"
+    path.write_bytes(gzip.compress((HEADER + "p1,A,ann,SC,1\n").encode()))
+    [p] = _fails(db, "new", path).problems
+    assert p.row == 1 and p.message.startswith("not UTF-8 text: expected a CSV saved as UTF-8")
+    assert "found" not in p.message

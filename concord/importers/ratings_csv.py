@@ -103,9 +103,14 @@ def _header(reader: Any, path: Path, log: ProblemLog) -> _Columns | None:
     missing = [c for c in REQUIRED if c not in header]
     # Counted once: header.count() per column took hours on a 100,000-column header.
     twice = sorted(h for h, n in collections.Counter(header).items() if n > 1 and h)
-    if missing or twice or _NOT_UTF8.search("".join(header)):
+    if _NOT_UTF8.search("".join(header)):
+        # Before the columns: a gzip or binary file has no header worth listing.
+        log.add(Problem(str(path), "not UTF-8 text: expected a CSV saved as UTF-8 (a "
+                                   "compressed or binary file cannot be read)", row=1))
+        return None
+    if missing or twice:
         why = (f"missing column(s) {missing}" if missing else
-               f"column(s) {twice} appear twice" if twice else "not UTF-8 text")
+               f"column(s) {twice} appear twice")
         log.add(Problem(str(path), f"{why}; found {header_text(header)}", row=1))
         return None
     return _Columns(str(path), header)
