@@ -208,3 +208,52 @@ def test_the_import_command_counts_the_pairs(tmp_path, capsys):
     manifest = make_folder_study(tmp_path / "pp", prompts=2, models=MODELS, protocol="pair")
     assert main(["--db", str(tmp_path / "c.db"), "import", str(manifest)]) == 0
     assert ", 12 pairs" in capsys.readouterr().out
+
+
+def _reference_pick(prompt, options, need, have, counts, totals, seed):
+    """The greedy design as the module docstring states it: each pick the least option by
+    (model-pair count, models' counts in this prompt, in the study, keyed hash), every
+    option asked again per pick (quadratic; the reference of the heap in pair_design)."""
+    from concord.pair_design import _key, _tiebreak
+
+    here = Counter(m for pair in have for m in pair)
+    left, chosen = list(options), []
+    for _ in range(max(need, 0)):
+        best = min(left, key=lambda p: (counts[_key(p)], max(here[p[0]], here[p[1]]),
+                                        here[p[0]] + here[p[1]], totals[p[0]] + totals[p[1]],
+                                        _tiebreak(seed, prompt, _key(p))))
+        left.remove(best)
+        chosen.append(best)
+        counts[_key(best)] += 1
+        here.update(best)
+        totals.update(best)
+    return chosen
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_design_equals_the_plain_greedy_choice(monkeypatch, seed):
+    import random
+
+    from concord import pair_design
+
+    rng = random.Random(seed)
+    models = [f"m{i}" for i in range(rng.randrange(3, 12))]
+    prompts = [(f"p{i}", rng.sample(models, rng.randrange(2, len(models) + 1)))
+               for i in range(rng.randrange(5, 25))]
+    existing = {"p0": [tuple(prompts[0][1][:2])]}
+    for per_prompt in (1, 3, 8, None):
+        fast = schedule(prompts, per_prompt=per_prompt, seed=seed, existing=existing)
+        with monkeypatch.context() as m:
+            m.setattr(pair_design, "_pick", _reference_pick)
+            plain = schedule(prompts, per_prompt=per_prompt, seed=seed, existing=existing)
+        # The same pairs per prompt (a prompt that asks all its pairs takes them in model
+        # order, the greedy loop in its own order).
+        assert {k: sorted(v) for k, v in fast.items()} == \
+            {k: sorted(v) for k, v in plain.items()}
+
+
+def test_all_pairs_of_many_models_are_scheduled_at_once():
+    models = [f"m{i:03d}" for i in range(300)]
+    out = schedule([(f"p{i}", models) for i in range(3)], per_prompt=None, seed=0)
+    assert [len(v) for v in out.values()] == [44_850] * 3
+    assert out["p0"] == list(itertools.combinations(models, 2))
