@@ -127,6 +127,19 @@ def test_a_bad_manifest_path_creates_no_database(tmp_path, make, message):
     assert not (tmp_path / "new.db").exists()
 
 
+@pytest.mark.parametrize("argv", [
+    ["import-ratings", "--study", "s", "--format", "csv"],
+    ["import-ratings", "--study", "s", "--format", "imagenhub"],
+    ["import-scores", "--study", "s", "--format", "jsonl"],
+    ["import-scores", "--study", "s", "--format", "tiif"],
+])
+def test_a_missing_ratings_or_scores_file_creates_no_database(tmp_path, argv):
+    seen, err = probe("--db", str(tmp_path / "new.db"), *argv, str(tmp_path / "nope.csv"))
+    assert (seen["code"], seen["heavy"]) == (1, [])
+    assert err == f"error: {tmp_path / 'nope.csv'}: file not found (nothing was imported)"
+    assert not (tmp_path / "new.db").exists()
+
+
 def _module_of(command: str) -> str:
     return next(c.module for c in cli.COMMANDS if c.name == command)
 

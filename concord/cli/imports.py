@@ -88,6 +88,7 @@ def _import_ratings(args: argparse.Namespace, settings: Settings) -> int:
     # A batch job: raters' requests get the CPU first (a long import then takes longer).
     if hasattr(os, "nice"):
         os.nice(IMPORT_NICENESS)
+    _check_input(args.path, folder_ok=args.format == "imagenhub")
     from concord.services.ratings_import import import_ratings
 
     criteria = [spec for arg in args.criteria for spec in arg.split()]
@@ -102,6 +103,7 @@ def _import_ratings(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _import_scores(args: argparse.Namespace, settings: Settings) -> int:
+    _check_input(args.path, folder_ok=args.format == "tiif")
     from concord.services import metric_scores
 
     s = metric_scores.import_scores(db_for(settings), args.study, args.format, args.path,
@@ -110,3 +112,16 @@ def _import_scores(args: argparse.Namespace, settings: Settings) -> int:
     print(f"study {s.study!r}{made}: {s.rows} scores read, {s.stored} stored (new or "
           "changed)")
     return 0
+
+
+def _check_input(path: Path, *, folder_ok: bool) -> None:
+    """A missing or unreadable input fails here, before the database is opened (a missing
+    file left an empty database behind) and before the import's modules load."""
+    from concord.errors import InputError
+    from concord.importers.tables import regular_file_problem
+
+    if folder_ok and path.is_dir():
+        return  # a folder of files (ImagenHub TSVs, the TIIF tree): its readers check each
+    problem = regular_file_problem(path)
+    if problem is not None:
+        raise InputError([problem])
