@@ -83,7 +83,7 @@ def _pick(prompt: str, options: list[ModelPair], need: int, have: list[ModelPair
           counts: Counter[ModelPair], totals: Counter[str], seed: int) -> list[ModelPair]:
     """Greedy choice of ``need`` options (see the module docstring); updates the counts.
 
-    Each pick is the option of least rank (:func:`_rank`). A pick only raises the ranks of
+    Each pick is the option of least ``rank`` (below). A pick only raises the ranks of
     the options that share a model with it, so the options wait in a heap under the rank
     they had when last looked at: a popped option whose rank has not changed since is the
     least of all (the others' ranks can only have grown). Asking every option again per
