@@ -185,3 +185,14 @@ def test_score_without_the_metrics_packages_says_how_to_install_them(
     assert err.strip().splitlines() == [
         f"error: scoring needs the metrics dependencies ({missing} not installed): "
         "pip install -r requirements-metrics.txt"]
+
+
+def test_a_pipe_given_as_ratings_is_refused_before_the_database_opens(tmp_path):
+    pipe = tmp_path / "ratings.csv"
+    os.mkfifo(pipe)
+    seen, err = probe("--db", str(tmp_path / "new.db"), "import-ratings", "--study", "s",
+                      "--format", "csv", str(pipe))
+    assert seen["code"] == 1
+    assert err == (f"error: {pipe}: is not a regular file (a pipe, socket or device?)"
+                   " (nothing was imported)")
+    assert not (tmp_path / "new.db").exists()
