@@ -12,7 +12,7 @@ from concord.services import checklist, studies
 from concord.store import frames
 from concord.store import studies as study_store
 from concord.store.db import open_db
-from tests.browser.conftest import start_server, stop
+from tests.browser.conftest import idle, start_server, stop
 from tests.helpers import make_folder_study
 
 pytestmark = pytest.mark.browser
@@ -62,6 +62,11 @@ def test_tick_with_keys_override_with_a_reason(server, page):
     page.keyboard.press("Enter")
     page.get_by_text("1 / 2 rated").wait_for(timeout=30_000)
     page.get_by_text("Checklist gives SC = 0").wait_for(timeout=15_000)
+    # The next image starts with no ticks (the text can show before the boxes are redrawn).
+    idle(page)
+    page.wait_for_function("() => document.querySelectorAll("
+                           "\"[class*='st-key-rate_cond'] input:checked\").length === 0",
+                           timeout=15_000)
     assert not any(_checked(page, i) for i in range(6))
     # Second image: tick 1 (SC 0.5), then override SC to 1 with the mouse and a reason.
     page.keyboard.press("1")
