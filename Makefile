@@ -34,7 +34,7 @@ run: $(RUNTIME)
 	$(VENV)/bin/streamlit run app.py --server.port $(PORT)
 
 browser:
-	@scripts/ensure-chromium.sh
+	@scripts/ensure-browser-tools.sh
 
 lint: $(DEV)
 	$(VENV)/bin/ruff check .

@@ -62,6 +62,8 @@ function pump(kb) {
     return;
   }
   const b = kb.queue.shift();
+  // Esc's Cancel is looked up now: the data naming it may have come since the key.
+  if (b.cancel) b.css = kb.escape || b.css;
   const found = b.el ? [b.el] : document.querySelectorAll(b.css);
   const el = found[b.nth || 0];
   if (!el || !el.isConnected) {
@@ -93,6 +95,10 @@ function pump(kb) {
     const waited = performance.now() - t0;
     // A click that causes no run (a disabled or vanished widget) must not block the queue.
     if ((ran && !busy) || (!ran && waited > 1000) || waited > 10000) {
+      if (b.cancel && !b.retried) {
+        setTimeout(() => recheckCancel(kb, b), 30);
+        return;
+      }
       kb.busy = false;
       if (b.opens) settleTyped(kb);
       pump(kb);
@@ -101,6 +107,16 @@ function pump(kb) {
     }
   };
   setTimeout(wait, 5);
+}
+
+// Esc's click on Cancel ended: a form still open means Streamlit dropped the click (it can,
+// while the form's buttons are being registered), so it is sent once more. Cancel is
+// harmless when nothing is open.
+function recheckCancel(kb, b) {
+  const still = document.querySelector(b.css);
+  if (still && still.isConnected) kb.queue.unshift({...b, retried: true});
+  kb.busy = false;
+  pump(kb);
 }
 
 // No widget of the key's kind is on the page yet: Streamlit can draw a widget a moment
@@ -123,11 +139,16 @@ function onKey(kb, e) {
   if (e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;
   if (e.key === 'Escape') {
     const css = kb.escape || ANY_CANCEL;
-    const cancel = document.querySelector(css);
-    if (cancel) {
+    const pending = kb.typed !== null && kb.typed !== undefined;
+    // The field can be drawn before its form's Cancel button (or the field's own run may
+    // still be going): Esc then waits for the button like any other key (see waitFor).
+    if (document.querySelector(css) || pending || (kb.focus && document.querySelector(kb.focus))) {
       e.preventDefault();
       e.stopImmediatePropagation();
-      kb.queue.push({css, nth: 0, rerun: true});
+      // Keys typed for a field not there yet are dropped with it; later keys queue as
+      // shortcuts behind this Esc.
+      if (pending) kb.typed = null;
+      kb.queue.push({css, nth: 0, rerun: true, cancel: true});
       pump(kb);
     }
     return;

@@ -35,7 +35,7 @@ function ratePage({skipOpens = true} = {}) {
 /** The skip form: its reason field and, unless ``ok`` is false, its submit button. An Enter
  * on the field (Streamlit's own handler) and a click on the button both submit it: a rerun
  * that closes the form; the log says how and with what text. */
-function openSkipForm({ok = true} = {}) {
+function openSkipForm({ok = true, cancel = true} = {}) {
   const open = field = page.add(DATA.rate_skip.focus,
                                 page.element({name: 'reason', tag: 'INPUT', type: 'text'}));
   const parts = [open];
@@ -57,11 +57,15 @@ function openSkipForm({ok = true} = {}) {
     parts.push(button);
     button.onclick = submits(button, 'ok');
   }
-  page.rerunning(page.add(DATA.rate_skip.escape, page.element({name: 'cancel'})), () => {
-    page.remove(field);
-    mount({data: DATA.rate});
-  });
+  const addCancel = () => {
+    const button = page.rerunning(page.add(DATA.rate_skip.escape, page.element({name: 'cancel'})),
+                                  close);
+    parts.push(button);
+    return button;
+  };
+  if (cancel) addCancel();
   mount({data: DATA.rate_skip});
+  return addCancel;
 }
 
 test('number and letter keys choose levels of their criterion, case-insensitively', () => {
@@ -290,10 +294,55 @@ test('Esc with no cancel button does nothing; without data it finds any keyed ca
   assert.equal(page.press('Escape').defaultPrevented, false);
   page.advance(200);
   assert.deepEqual(page.clicks(), []);
-  page.add("[class*='st-key-'][class*='_cancel'] button", page.element({name: 'any cancel'}));
+  const any = page.add("[class*='st-key-'][class*='_cancel'] button",
+                       page.element({name: 'any cancel'}));
+  page.rerunning(any, () => page.remove(any));
   assert.ok(page.press('Escape').defaultPrevented);
   page.advance(2000);
   assert.deepEqual(page.clicks(), ['any cancel']);
+});
+
+test('Esc in a field drawn before its Cancel button waits for the button', () => {
+  let addCancel;
+  ratePage({skipOpens: false});
+  page.rerunning(page.find(DATA.rate.bindings.s.css)[0], () => {
+    addCancel = openSkipForm({cancel: false});
+  });
+  page.press('s');
+  page.advance(500);
+  page.type('zzz', {target: field});
+  const esc = page.press('Escape', {target: field});
+  assert.ok(esc.defaultPrevented);  // the old listener let it go: no button, nothing done
+  page.advance(300);
+  addCancel();
+  page.advance(500);
+  assert.deepEqual(page.clicks(), ['skip', 'cancel']);
+  assert.equal(page.find(DATA.rate_skip.focus).length, 0);
+});
+
+test('Esc clicks Cancel again once when the first click was dropped, never a third time', () => {
+  ratePage({skipOpens: false});
+  page.rerunning(page.find(DATA.rate.bindings.s.css)[0], () => {
+    openSkipForm({cancel: false});
+    const deaf = page.add(DATA.rate_skip.escape, page.element({name: 'deaf cancel'}));
+    deaf.onclick = null;  // Streamlit never sees these clicks
+  });
+  page.press('s');
+  page.advance(500);
+  page.press('Escape', {target: field});
+  page.advance(3000);
+  assert.deepEqual(page.clicks(), ['skip', 'deaf cancel', 'deaf cancel']);
+});
+
+test('Esc right after S, before the field is drawn: the form opens, then closes', () => {
+  ratePage();
+  page.press('s');
+  page.type('ab');
+  assert.ok(page.press('Escape').defaultPrevented);
+  page.press('1');  // after Esc: a shortcut again, behind the cancel
+  page.advance(2000);
+  assert.deepEqual(page.clicks(), ['skip', 'cancel', 'SC 0']);
+  assert.equal(page.find(DATA.rate_skip.focus).length, 0);
 });
 
 test('the rank page: digits pick the n-th image, 0 the tenth; a click on an image picks it', () => {
