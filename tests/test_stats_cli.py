@@ -17,7 +17,7 @@ from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 from concord.cli import main
 from concord.services import labels, metric_scores, report, studies
 from concord.stats.benchmarks.stored import benchmark_tables, image_scores
-from concord.store import frames
+from concord.store import frames, rating_columns
 from concord.store import ratings as rating_store
 from concord.store import studies as study_store
 from concord.store.db import open_db
@@ -191,7 +191,7 @@ def test_ratings_frame_exact_values_and_chunks(seeded, monkeypatch):
     whole = frames.ratings_frame(db, study.id)
     odd = whole[whole.rater == "odd"].iloc[0]
     assert odd["value"] == 0.1 + 0.2 and abs(odd["seconds"] - 1 / 3) < 1e-14
-    monkeypatch.setattr(frames, "_CHUNK_IDS", 7)  # many id chunks, some of them empty
+    monkeypatch.setattr(rating_columns, "_CHUNK_IDS", 7)  # many id chunks, some of them empty
     chunked = frames.ratings_frame(db, study.id)
     assert whole.equals(chunked)
     empty = study_store.get_study(db, "dash").id + 100

@@ -6,28 +6,8 @@ import numpy as np
 import pandas as pd
 from sqlite_utils import Database
 
-# Ratings are read as ids from the ratings table alone and joined to names in pandas: at a
-# million ratings, letting SQLite join, filter revisions (a lookup per row) and sort text
-# took ~6 s; this takes under 1 s.
-# Each column comes back as ONE comma-separated text that numpy parses in C: a million
-# row tuples through the sqlite3 module cost twice as long. SQLite prints a REAL with 15
-# significant digits; values are snapped back to the exact stored levels (_snap), seconds
-# keep 15 digits (printf with 17 digits would double the query time). Chunks of ids keep
-# each text far below SQLite's 1 GB string limit; one query per chunk keeps the columns
-# aligned (every aggregate sees the same rows in the same order).
-_SEP = "\x1f"
-_RATING_COLUMNS_SQL = """
-SELECT COUNT(*), group_concat(image_id), group_concat(rater_id), group_concat(revision),
-       group_concat(criterion, char(31)), group_concat(ifnull(value, 'nan')),
-       group_concat(ifnull(seconds, 'nan'))
-"""
-_TIME_COLUMN = ", group_concat(created_at, char(31))"
-# Rows of a pending import batch are not there yet (concord/store/batches.py).
-_RATING_CHUNK_WHERE = (" FROM ratings WHERE study_id = ? AND id >= ? AND id < ? AND (batch IS NULL"
-                       " OR batch NOT IN (SELECT id FROM import_batches WHERE state = 'pending'))")
-_CHUNK_IDS = 2_000_000
-_DISTINCT_VALUES_SQL = (
-    "SELECT DISTINCT value FROM ratings WHERE study_id = ? AND value IS NOT NULL")
+from concord.store.rating_columns import current, rating_rows
+
 _IMAGE_INFO_SQL = """
 SELECT i.id AS image_id, i.sample, i.path, p.id AS prompt_pk, p.key AS prompt_id,
        p.text AS prompt, p.dimension, p.position, m.id AS model_pk, m.name AS model
@@ -108,7 +88,7 @@ def ratings_frame(db: Database, study_id: int, *, categorical: bool = False,
         seconds, created_at, dimension``, ordered by prompt position, model, sample,
         rater name and criterion.
     """
-    rows = _current(_rating_rows(db, study_id, times=times))
+    rows = current(rating_rows(db, study_id, times=times))
     info = images_frame(db, study_id)
     at = pd.Index(info["image_id"]).get_indexer(rows["image_id"])
     rater_codes, rater_names = _rater_codes(db, rows["rater_id"])
@@ -143,86 +123,6 @@ def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
         if out[col].isna().all():  # a column of NULLs only stays object (None)
             out[col] = pd.Series([None] * len(out), dtype=object, index=out.index)
     return out
-
-
-def _rating_rows(db: Database, study_id: int, *, times: bool) -> dict[str, np.ndarray]:
-    """Every revision of the study's ratings as arrays (NULL values, i.e. undos, are NaN)."""
-    # Two statements: SQLite answers a lone MIN or MAX from the index in microseconds, but
-    # both in one statement scan every rating of the study (0.1-0.2 s at a million).
-    lo, hi = (db.execute(f"SELECT {f}(id) FROM ratings WHERE study_id = ?",
-                         [study_id]).fetchone()[0] for f in ("MIN", "MAX"))
-    sql = _RATING_COLUMNS_SQL + (_TIME_COLUMN if times else "") + _RATING_CHUNK_WHERE
-    parts = [_parse_chunk(db.execute(sql, [study_id, start, start + _CHUNK_IDS]).fetchone(),
-                          times=times)
-             for start in range(lo or 0, (hi or -1) + 1, _CHUNK_IDS)]
-    parts = [p for p in parts if p is not None] or [_parse_chunk((0,) + ("",) * 7, times=times)]
-    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    out["criterion"] = pd.Categorical(out["criterion"])
-    exact = np.array([r[0] for r in db.execute(_DISTINCT_VALUES_SQL, [study_id])], float)
-    out["value"] = _snap(out["value"], np.sort(exact))
-    return out
-
-
-def _parse_chunk(row: tuple, *, times: bool) -> dict[str, np.ndarray] | None:
-    n = row[0]
-    if n == 0 and row[1] is None:  # an id range without ratings of this study
-        return None
-
-    def numbers(text: str | None, dtype: type) -> np.ndarray:
-        # C-level parsing of the comma-separated text SQLite built.
-        return np.fromstring(text or "", sep=",", dtype=dtype) if n else np.zeros(0, dtype)
-
-    def texts(text: str | None) -> np.ndarray:
-        return np.array(text.split(_SEP) if n else [], dtype=object)
-
-    out = {"image_id": numbers(row[1], np.int64), "rater_id": numbers(row[2], np.int64),
-           "revision": numbers(row[3], np.int64), "criterion": texts(row[4]),
-           "value": numbers(row[5], float), "seconds": numbers(row[6], float)}
-    if times:
-        out["created_at"] = texts(row[7])
-    if any(len(v) != n for v in out.values()):
-        raise RuntimeError(f"ratings chunk: expected {n} values per column, got "
-                           f"{ {k: len(v) for k, v in out.items()} }")
-    return out
-
-
-def _snap(values: np.ndarray, exact: np.ndarray) -> np.ndarray:
-    """Replace each parsed value by the stored value it was printed from.
-
-    A 15-digit text is within 5e-16 (relative) of the stored double, so the nearest of the
-    study's distinct stored values is the one printed, unless two stored values agree to
-    15 digits (rubric levels are far apart).
-    """
-    off = ~np.isnan(values) & ~np.isin(values, exact)
-    if not off.any():
-        return values
-    if len(exact) == 1:
-        values[off] = exact[0]
-        return values
-    pos = np.clip(np.searchsorted(exact, values[off]), 1, len(exact) - 1)
-    low, high = exact[pos - 1], exact[pos]
-    values[off] = np.where(values[off] - low <= high - values[off], low, high)
-    return values
-
-
-def _current(rows: dict) -> dict:
-    """Keep the latest revision of each (image, rater, criterion), then drop undone ones."""
-    n = len(rows["image_id"])
-    keep = np.ones(n, dtype=bool)
-    if n and rows["revision"].max() > 1:
-        keys = (rows["image_id"], rows["rater_id"], rows["criterion"].codes)
-        order = np.lexsort((rows["revision"], *reversed(keys)))
-        last = np.ones(n, dtype=bool)
-        same = np.ones(n - 1, dtype=bool)
-        for key in keys:
-            same &= key[order][1:] == key[order][:-1]
-        last[:-1] = ~same
-        keep = np.zeros(n, dtype=bool)
-        keep[order[last]] = True
-    keep &= ~np.isnan(rows["value"])
-    if keep.all():
-        return rows
-    return {k: v[keep] for k, v in rows.items()}
 
 
 def _rater_codes(db: Database, rater_ids: np.ndarray) -> tuple[np.ndarray, list[str]]:
