@@ -72,12 +72,15 @@ function pump(kb) {
     pump(kb);
     return;
   }
+  if (b.rerun && !b.restored && restoreChoices(kb, b)) return;
   kb.busy = true;
   if (b.enter) pressEnter(kb, el); else clickInPlace(el);
+  if (b.rerun) kb.choices.clear();  // sent with this run; the next page has its own
   if (!b.rerun) {  // e.g. a choice inside a form: nothing runs on the server
     // A choice made while the page is still settling can be dropped; check that the
     // radio took it and click again once if it did not.
     const input = el.querySelector('input');
+    if (input && input.type === 'radio' && b.css) kb.choices.set(b.css, b);
     setTimeout(() => {
       if (input && !input.checked && !b.retried) {
         kb.queue.unshift({...b, retried: true});
@@ -117,6 +120,21 @@ function recheckCancel(kb, b) {
   if (still && still.isConnected) kb.queue.unshift({...b, retried: true});
   kb.busy = false;
   pump(kb);
+}
+
+// A rerun click (a submit) sends the choices on the page: a choice typed by key whose radio
+// group has been reset since (a redraw of the page that came after the click) is clicked
+// again first. A group with any choice checked is left alone: the rater may have clicked
+// another level with the mouse.
+function restoreChoices(kb, b) {
+  const lost = [...kb.choices.values()].filter((c) => {
+    const inputs = [...document.querySelectorAll(c.css)].map((l) => l.querySelector('input'));
+    return inputs.length > c.nth && inputs.every((i) => i && !i.checked);
+  });
+  if (lost.length === 0) return false;
+  kb.queue.unshift(...lost.map((c) => ({...c, retried: true})), {...b, restored: true});
+  pump(kb);
+  return true;
 }
 
 // No widget of the key's kind is on the page yet: Streamlit can draw a widget a moment
@@ -296,7 +314,8 @@ function watchPage(kb) {
 export default function(component) {
   const kb = window.__concordKeys || (window.__concordKeys = {queue: [], busy: false,
                                                              bindings: {}, clicks: [],
-                                                             opens: [], typed: null});
+                                                             opens: [], typed: null,
+                                                             choices: new Map()});
   const data = component.data || {};
   // A rerun may mount the new instance before the old one's cleanup runs: only the latest
   // instance may clear the bindings.
@@ -309,6 +328,7 @@ export default function(component) {
   kb.opens = data.opens || [];
   kb.submit = data.submit || null;
   if (data.item !== undefined && data.item !== kb.item) {
+    kb.choices.clear();  // choices made for another image
     if (kb.item !== undefined) {
       const main = scroller();
       if (main) main.scrollTop = 0;

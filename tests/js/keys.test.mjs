@@ -302,6 +302,43 @@ test('Esc with no cancel button does nothing; without data it finds any keyed ca
   assert.deepEqual(page.clicks(), ['any cancel']);
 });
 
+/** The SC and PR radio labels of the rate page, and which ones are checked. */
+const labels = () => [...page.find(DATA.rate.bindings['1'].css),
+                      ...page.find(DATA.rate.bindings.q.css)];
+const checkedNow = () => labels().filter((l) => l.querySelector('input').checked)
+  .map((l) => l.name);
+
+test('a key choice reset by a late redraw is made again before the submit is sent', () => {
+  ratePage();
+  let sent = null;
+  const submit = page.find(DATA.rate.bindings.Enter.css)[0];
+  const run = submit.onclick;
+  submit.onclick = () => { sent = checkedNow(); run(); };
+  page.type('3w');
+  page.advance(200);
+  for (const label of labels()) label.querySelector('input').checked = false;  // the redraw
+  page.press('Enter');
+  page.advance(500);
+  assert.deepEqual(page.clicks(), ['SC 1', 'PR 0.5', 'SC 1', 'PR 0.5', 'submit']);
+  assert.deepEqual(sent, ['SC 1', 'PR 0.5']);
+  // sent: the next image's reset choices are not the old image's
+  for (const label of labels()) label.querySelector('input').checked = false;
+  page.press('Enter');
+  page.advance(500);
+  assert.deepEqual(page.clicks().slice(5), ['submit']);
+});
+
+test('a level the rater changed with the mouse is not overridden by the key choice', () => {
+  ratePage();
+  page.press('3');
+  page.advance(200);
+  labels()[0].onclick();  // the mouse: SC 0 (not a key, so not a logged click)
+  page.press('Enter');
+  page.advance(500);
+  assert.deepEqual(page.clicks(), ['SC 1', 'submit']);
+  assert.deepEqual(checkedNow(), ['SC 0']);
+});
+
 test('Esc in a field drawn before its Cancel button waits for the button', () => {
   let addCancel;
   ratePage({skipOpens: false});
