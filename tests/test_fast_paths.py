@@ -10,17 +10,18 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from concord.services import studies
+from concord.services import labels, studies
 from concord.stats.human import model_scores
 from concord.store import frames, rating_columns
 from concord.store import ratings as rating_store
 from concord.store import studies as study_store
-from concord.store.db import transaction
+from concord.store.db import open_db, transaction
 from tests.foundation_helpers import invited
 from tests.helpers import make_folder_study
 
@@ -172,3 +173,56 @@ def test_sorted_codes_equal_np_unique(seed):
     assert codes.tolist() == ref_codes.ravel().tolist()
     with pytest.raises(ValueError, match="missing values"):
         sorted_codes(np.array(["a", None], dtype=object))
+
+
+def test_parallel_read_of_a_database_whose_path_needs_quoting(tmp_path, monkeypatch):
+    # the other connections open the file by URI: spaces, '#', '%', '?' and accents
+    odd = tmp_path / "a dir #1 %20 ?x é"
+    odd.mkdir()
+    database = open_db(odd / "c #?.db")
+    try:
+        study_id = _messy_study(database, odd)
+        serial = frames.ratings_frame(database, study_id)
+        monkeypatch.setattr(rating_columns, "_PARALLEL_MIN_IDS", 1)
+        reads = _count_range_reads(monkeypatch)
+        assert frames.ratings_frame(database, study_id).equals(serial)
+        assert reads["n"] >= 2
+    finally:
+        database.close()
+
+
+def test_a_file_unlinked_since_it_was_opened_is_read_on_the_callers_connection(
+        tmp_path, monkeypatch):
+    path = tmp_path / "gone.db"
+    database = open_db(path)
+    try:
+        study_id = _messy_study(database, tmp_path)
+        serial = frames.ratings_frame(database, study_id)
+        monkeypatch.setattr(rating_columns, "_PARALLEL_MIN_IDS", 1)
+        monkeypatch.setattr(rating_columns, "_shareable_path", lambda db: str(path))
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)  # this connection still has it
+        assert frames.ratings_frame(database, study_id).equals(serial)
+    finally:
+        database.close()
+
+
+def test_parallel_read_of_an_imported_likert_study_with_other_criterion_names(
+        db, tmp_path, monkeypatch):
+    # a 1-7 scale, criteria named as another lab names them, raters who stopped part way
+    rows = ["prompt_id,model,rater,criterion,value"]
+    rnd = random.Random(7)
+    for p in range(30):
+        for m in ("sdxl-turbo", "flux.1 [dev]"):
+            for r in range(5 if p < 20 else 2):
+                for c in ("overall_quality", "Prompt-Fidelity"):
+                    rows.append(f'p{p},"{m}",lab-{r},"{c}",{rnd.randint(1, 7)}')
+    (tmp_path / "likert.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    labels.import_ratings(db, "likert", "csv", tmp_path / "likert.csv",
+                          criteria=["overall_quality=1..7", "Prompt-Fidelity=1..7"])
+    study_id = study_store.get_study(db, "likert").id
+    serial = frames.ratings_frame(db, study_id)
+    monkeypatch.setattr(rating_columns, "_PARALLEL_MIN_IDS", 1)
+    parallel = frames.ratings_frame(db, study_id)
+    assert parallel.equals(serial) and len(parallel) == len(rows) - 1
+    assert set(parallel["value"]) <= set(range(1, 8))

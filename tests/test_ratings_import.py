@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from concord.errors import InputError
+from concord.rubrics.inline import InlineScaleError, parse_criteria
 from concord.services import labels, studies
 from concord.store import studies as study_store
 from tests.foundation_helpers import make_folder_study, shared_path, unchanged
@@ -308,3 +309,22 @@ def test_a_gzip_file_is_named_as_not_utf8_text_before_its_columns(db, tmp_path):
     [p] = _fails(db, "new", path).problems
     assert p.row == 1 and p.message.startswith("not UTF-8 text: expected a CSV saved as UTF-8")
     assert "found" not in p.message
+
+
+def test_criterion_names_that_cannot_be_criteria_keys_get_a_hint_that_works(db, tmp_path):
+    # another lab's names: a space and brackets, which --criteria refuses as keys
+    body = "".join(f'p{i},m1,ann,"Overall quality (1-7)",{i % 7 + 1},0,\n' for i in range(9))
+    path = _csv(tmp_path, body)
+    [p] = _fails(db, "lab", path).problems
+    assert (p.file, p.row, p.field) == (str(path), 2, "criterion")
+    assert "['Overall quality (1-7)'] as aliases" in p.message
+    assert "--criteria Overall" not in p.message  # a command that would be refused
+    with pytest.raises(InlineScaleError):
+        parse_criteria(["Overall quality (1-7)=1..7"])
+    assert study_store.list_study_names(db) == []
+
+
+def test_criterion_names_that_can_be_keys_get_the_criteria_hint(db, tmp_path):
+    body = "".join(f"p{i},m1,ann,overall_quality,{i % 7 + 1},0,\n" for i in range(9))
+    [p] = _fails(db, "lab", _csv(tmp_path, body)).problems
+    assert "declare the scale with --criteria overall_quality=1..7" in p.message

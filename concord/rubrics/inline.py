@@ -31,6 +31,11 @@ class InlineScaleError(ConcordError, ValueError):
     """A ``--criteria`` definition that cannot be read."""
 
 
+def is_key(name: str) -> bool:
+    """Whether ``name`` can be a ``--criteria`` key (it ends up in widget keys and CSS)."""
+    return bool(_KEY.match(name))
+
+
 def parse_criteria(specs: Iterable[str]) -> Scale:
     """Read ``KEY=LOW..HIGH`` / ``KEY=V1,V2,...`` definitions (one criterion each).
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from concord.errors import InputError, Problem, ProblemLog
 from concord.importers.imagenhub_tsv import TASK_RUBRICS
 from concord.rubrics import Rubric
-from concord.rubrics.inline import MAX_LEVELS
+from concord.rubrics.inline import MAX_LEVELS, is_key
 from concord.services import common
 from concord.services.rubric_choice import Choice, StudyRubrics, score_rubrics
 from concord.store.staging import Group
@@ -107,9 +107,19 @@ def _none_fit(rubrics: Sequence[Rubric], seen: Observed, groups: Sequence[Group]
     first = min((g for g in groups if g.criterion == name and value in (None, g.value)),
                 key=lambda g: (g.file, g.line))
     return Problem(files[first.file], f"no rubric fits every row ({detail}); choose one with "
-                                      f"--rubric ID, or declare the scale with --criteria "
-                                      f"{_hint(seen)}", row=first.line,
+                                      f"--rubric ID, or {_declare(seen)}", row=first.line,
                    field="criterion" if value is None else "value")
+
+
+def _declare(seen: Observed) -> str:
+    """How to declare the file's scale: ``--criteria``, or, for criterion names it cannot
+    take (spaces, brackets), a rubric file that lists those names as aliases."""
+    odd = sorted(n for n in seen if not is_key(n))
+    if not odd:
+        return f"declare the scale with --criteria {_hint(seen)}"
+    return (f"write a rubric file whose criteria list {odd} as aliases (docs/rubrics.md) and "
+            f"choose it with --rubric ID: --criteria keys hold only letters, digits, '_', "
+            f"'.' and '-'")
 
 
 def _hint(seen: Observed) -> str:

@@ -61,18 +61,16 @@ def rating_rows(db: Database, study_id: int, *, times: bool) -> dict[str, np.nda
                          [study_id]).fetchone()[0] for f in ("MIN", "MAX"))
     pending = json.dumps([r[0] for r in db.execute(batches.PENDING_IDS)])
     sql = _COLUMNS_SQL + (_TIME_COLUMN if times else "") + _RANGE_WHERE
-    path = _shareable_path(db)
-    parallel = path is not None and lo is not None and hi - lo + 1 >= _PARALLEL_MIN_IDS
+    large = lo is not None and hi - lo + 1 >= _PARALLEL_MIN_IDS
+    path = _shareable_path(db) if large else None
     ranges = [[study_id, start, end, pending]
-              for start, end in _ranges(lo, hi, parallel=parallel)]
-    if not parallel:
+              for start, end in _ranges(lo, hi, parallel=path is not None)]
+    raw, exact = (_read_parallel(db, path, sql, ranges, study_id) if path is not None
+                  else (None, None))
+    if raw is None:
         raw = [db.execute(sql, r).fetchone() for r in ranges]
+    if exact is None:
         exact = _distinct_values(db, study_id)
-    else:
-        with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
-            futures = [pool.submit(_read_range, path, sql, r) for r in ranges]
-            exact = _distinct_values(db, study_id)  # on this thread meanwhile
-            raw = [f.result() for f in futures]
     parts = [p for p in (_parse_chunk(row, times=times) for row in raw) if p is not None]
     parts = parts or [_parse_chunk((0,) + ("",) * 7, times=times)]
     out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
@@ -103,6 +101,21 @@ def _shareable_path(db: Database) -> str | None:
     rows = [r for r in db.execute("PRAGMA database_list") if r[1] == "main"]
     file = rows[0][2] if rows else ""
     return file if file and Path(file).is_file() else None
+
+
+def _read_parallel(db: Database, path: str, sql: str, ranges: list[list],
+                   study_id: int) -> tuple[list[tuple] | None, np.ndarray]:
+    """Each range's row, read in threads, and the distinct values, read on this thread
+    meanwhile. The rows are None when another connection could not read the file (replaced,
+    unlinked or made unreadable since it was opened): the caller then reads them on its own
+    connection, which still sees it."""
+    with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
+        futures = [pool.submit(_read_range, path, sql, r) for r in ranges]
+        exact = _distinct_values(db, study_id)
+        try:
+            return [f.result() for f in futures], exact
+        except sqlite3.Error:
+            return None, exact
 
 
 def _read_range(path: str, sql: str, params: list) -> tuple:
