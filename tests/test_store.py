@@ -43,6 +43,7 @@ SHIPPED_MIGRATIONS = (
     "m005_leases_and_drafts", "m201_rater_exclusions", "m101_run_tracking",
     "m102_score_staging", "m103_geneval2_tifa_name", "m601_pairs", "m301_import_batches",
     "m701_crowd_studies", "m801_rating_checklists", "m901_adjudications",
+    "m1001_report_cache",
 )
 
 

@@ -6,15 +6,19 @@ import argparse
 import contextlib
 import importlib
 import io
+import json
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from concord import atomic
 from concord.cli.common import db_for, print_table
 from concord.config import Settings
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 DESCRIPTION = (
     "Leaderboard of human scores with prompt-bootstrap CIs (mean of rater means with the "
@@ -54,6 +58,10 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
     p.add_argument("--n-disagreements", type=_positive, default=20, metavar="N",
                    help="images listed per metric x judge x human source (default 20)")
     p.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout")
+    p.add_argument("--no-cache", action="store_true",
+                   help="compute afresh, neither reading nor storing the report cache (a "
+                        "report is reused only while the database, the options and the "
+                        "code are unchanged)")
     p.set_defaults(func=_stats)
 
 
@@ -68,35 +76,23 @@ def _positive(text: str) -> int:
 
 
 def _stats(args: argparse.Namespace, settings: Settings) -> int:
-    from concord.services import studies
+    from concord.services import report_cache, studies
 
     db = db_for(settings)
     studies.check_filters(db, args.study, dimension=args.dimension, metric=args.metric)
-    from concord.services import study_frames
-
-    # scipy.stats takes ~1.5 s to import and the ratings query ~1 s with the GIL released
-    # (a million ratings): import the statistics in a thread while this one reads.
-    with _importing("concord.services.report", "evaluators.registry"):
-        data = study_frames.load_frames(db, args.study, dimension=args.dimension,
-                                        metric=args.metric)
-    from concord.services import report
-    from evaluators import registry  # the directions, from the classes (no torch)
-
-    doc = report.study_report(db, args.study, data=data, n_boot=args.n_boot,
-                              n_perm=args.n_perm,
-                              seed=args.seed, dimension=args.dimension, metric=args.metric,
-                              by_dimension=args.by_dimension,
-                              model_score=f"mean_{args.model_score.replace('-', '_')}",
-                              n_disagreements=args.n_disagreements,
-                              higher_is_better=registry.higher_is_better)
+    options = report_cache.options(
+        model_score=f"mean_{args.model_score.replace('-', '_')}",
+        **{k: getattr(args, k) for k in ("dimension", "metric", "by_dimension", "n_boot",
+                                         "n_perm", "seed", "n_disagreements")})
+    text, _ = report_cache.report_json(db, args.study, options,
+                                       lambda: _compute(db, args.study, options),
+                                       use_cache=not args.no_cache)
     if args.json:
-        # One line: the C encoder (indenting falls back to the pure-Python one, ~10× slower
-        # on a large study); `| python -m json.tool` or `| jq` indents it.
-        text = report.report_json(doc, indent=None) + "\n"
+        text += "\n"
     else:
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):  # print_table writes to stdout
-            print_report(doc)
+            print_report(json.loads(text))
         text = buf.getvalue()
     if args.output:
         atomic.write_bytes(args.output, text.encode("utf-8"))  # a killed run keeps the old
@@ -104,6 +100,25 @@ def _stats(args: argparse.Namespace, settings: Settings) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _compute(db: Database, study_name: str, options: dict) -> str:
+    """The report's compact JSON, computed from the study's frames."""
+    from concord.services import study_frames
+
+    # scipy.stats takes ~1.5 s to import and the ratings query ~1 s with the GIL released
+    # (a million ratings): import the statistics in a thread while this one reads.
+    with _importing("concord.services.report", "evaluators.registry"):
+        data = study_frames.load_frames(db, study_name, dimension=options["dimension"],
+                                        metric=options["metric"])
+    from concord.services import report
+    from evaluators import registry  # the directions, from the classes (no torch)
+
+    doc = report.study_report(db, study_name, data=data,
+                              higher_is_better=registry.higher_is_better, **options)
+    # One line: the C encoder (indenting falls back to the pure-Python one, ~10× slower on
+    # a large study); `| python -m json.tool` or `| jq` indents it.
+    return report.report_json(doc, indent=None)
 
 
 @contextlib.contextmanager
@@ -326,7 +341,7 @@ _BENCHMARK_COLUMNS = {
 
 
 def _print_benchmarks(bench: dict) -> None:
-    from concord.services.report import BENCHMARK_SECTIONS
+    from concord.services.report_sections import BENCHMARK_SECTIONS
 
     for key, title in BENCHMARK_SECTIONS:
         rows = bench[key]

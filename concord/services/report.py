@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 from sqlite_utils import Database
 
-from concord.services import metric_runs
+from concord.services import metric_runs, report_cache, report_sections
 from concord.services.report_settings import (
     DERIVED_NAME,
     derived_criteria,
@@ -29,29 +29,37 @@ from concord.stats.benchmarks.stored import SECTIONS, benchmark_tables, image_sc
 from concord.stats.checklist import condition_agreement, overrides
 from concord.stats.report import records
 from concord.store import frames
+from concord.store import report_cache as cache_store
 from concord.store import studies as study_store
 
-# The report's benchmark sections (``doc["benchmarks"]``) in the order the CLI and the
-# dashboard show them, with their titles (``tiif_accuracy``, per dimension, is JSON only).
-BENCHMARK_SECTIONS = (
-    ("metric_means", "Metric means per model"),
-    ("paircomp", "PairComp"),
-    ("geneval2_totals", "GenEval 2 totals (×100)"),
-    ("geneval2_by_skill", "GenEval 2 Soft-TIFA AM per skill"),
-    ("geneval2_by_atomicity", "GenEval 2 Soft-TIFA GM per atom count"),
-    ("tiif_summary", "TIIF-Bench groups"),
-    ("gned", "GNED (lower is better)"),
-    ("consistency", "Paraphrase consistency"),
-    ("problems", "Benchmarks not computed"),
-)
+# Re-exported: the CLI and the dashboard show these sections in this order.
+BENCHMARK_SECTIONS = report_sections.BENCHMARK_SECTIONS
 _SCORE_COLUMNS = ["study", "prompt_id", "model", "sample", "image_id", "metric", "judge",
                   "value", "dimension"]
 
 
 def data_version(db: Database) -> tuple[str, ...]:
-    """A fingerprint that changes with every rating, ranking, score or audited change
-    (such as excluding a rater): the dashboard's cache key."""
-    return frames.data_version(db)
+    """A fingerprint that changes with every change of any row (a rating, a score, an
+    exclusion, a gold flag, ...): the dashboard's cache key (concord.store.report_cache;
+    the older, coarser one where a table lacks its change triggers)."""
+    fp = cache_store.fingerprint(db)
+    return (fp,) if fp is not None else frames.data_version(db)
+
+
+def report_text(db: Database, study_name: str, *, use_cache: bool = True,
+                **options: object) -> str:
+    """:func:`study_report` as compact JSON, reused from the report cache while the data,
+    the options and the code are unchanged (``concord.services.report_cache``).
+
+    ``options`` are :func:`study_report`'s keyword arguments (all of them are part of the
+    cache key, defaults filled in so the CLI and the dashboard share entries).
+    """
+    full = report_cache.options(**options)
+    text, _ = report_cache.report_json(
+        db, study_name, full, lambda: report_json(study_report(db, study_name, **full),
+                                                  indent=None),
+        use_cache=use_cache)
+    return text
 
 
 def study_names(db: Database) -> list[str]:
@@ -163,8 +171,8 @@ def dashboard(db: Database, study_name: str, *, dimension: str | None = None,
     Returns:
         ``{"report": study_report, "root": the study's image folder or None}``.
     """
-    doc = study_report(db, study_name, n_boot=n_boot, n_perm=n_boot, seed=0,
-                       dimension=dimension, metric=metric, model_score=model_score)
+    doc = json.loads(report_text(db, study_name, n_boot=n_boot, n_perm=n_boot,
+                                 dimension=dimension, metric=metric, model_score=model_score))
     study = study_store.get_study(db, study_name)
     return {"report": doc, "root": study.root}
 

@@ -75,14 +75,14 @@ def publish(db: Database, import_id: int) -> int:
             if last is None:
                 db.execute("DELETE FROM score_imports WHERE id = ?", [import_id])
                 return stored
-            before = db.conn.total_changes
-            db.execute(
+            # rowcount: the rows this statement inserted or updated; total_changes would
+            # also count what triggers change (the report cache's change counter).
+            stored += db.execute(
                 f"INSERT INTO metric_scores (study_id, {cols}, created_at)"
                 f" SELECT i.study_id, {', '.join('s.' + c for c in _COLUMNS)}, ?"
                 " FROM score_staging s JOIN score_imports i ON i.id = s.import_id"
                 " WHERE s.import_id = ? AND s.id <= ? ORDER BY s.id" + UPSERT,
-                [now(), import_id, last])
-            stored += db.conn.total_changes - before
+                [now(), import_id, last]).rowcount
             db.execute("DELETE FROM score_staging WHERE import_id = ? AND id <= ?",
                        [import_id, last])
 

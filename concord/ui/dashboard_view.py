@@ -1,9 +1,11 @@
 """Helpers of the agreement dashboard: cached numbers, tables in display shape, Altair charts.
 
 Numbers are cached per database change: every cached function takes the database path
-and ``concord.store.frames.data_version`` as arguments (never a ``Database``: a sqlite3
-connection must not cross the threads Streamlit runs scripts on), and opens its own
-connection.
+and ``report.data_version`` as arguments (never a ``Database``: a sqlite3 connection must
+not cross the threads Streamlit runs scripts on), and opens its own connection. Behind
+this per-process cache, the report itself comes from the database's report cache when the
+data is unchanged (``concord.services.report_cache``), so a restart or a ``stats`` run
+with the same options spares the dashboard the computation.
 """
 
 from __future__ import annotations
@@ -50,8 +52,8 @@ def numbers(db_path: str, study: str, dimension: str | None, metric: str | None,
             model_score: str, version: tuple[str, ...]) -> dict:
     """:func:`concord.services.report.dashboard` for one study and filters, cached.
 
-    ``version`` (``report.data_version``) changes with every rating, ranking, score and
-    audited change such as excluding a rater, so every number then recomputes.
+    ``version`` (``report.data_version``) changes with every change of any row (a rating,
+    a score, an exclusion, ...), so every number then recomputes.
     """
     with _connection(db_path) as db:
         return report.dashboard(db, study, dimension=dimension, metric=metric,
@@ -65,7 +67,7 @@ def downloader(db_path: str, study: str, fmt: str) -> Callable[[], bytes]:
             if fmt == "imagenhub":
                 return export.imagenhub_zip_bytes(labels.ratings(db, study))
             if fmt == "stats":
-                return report.report_json(report.study_report(db, study)).encode()
+                return report.report_text(db, study).encode()
             return labels.export_bytes(db, study, fmt)
     return build
 

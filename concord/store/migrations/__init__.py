@@ -34,6 +34,7 @@ _STEPS = (
     branches.m701_crowd_studies,
     branches.m801_rating_checklists,
     branches.m901_adjudications,
+    branches.m1001_report_cache,
 )
 # m601 rebuilds tables with foreign keys off, which SQLite ignores inside a transaction.
 _OUTSIDE_TRANSACTION = frozenset({branches.m601_pairs})

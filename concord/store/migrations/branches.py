@@ -187,3 +187,14 @@ def m901_adjudications(db: Database) -> None:
     from the raw labels; ``value`` is JSON (a score, a list of models best first, or a pair
     outcome), NULL when cleared (concord.store.adjudications)."""
     run_script(db, _ADJUDICATIONS)
+
+
+# Migrations of the report-cache branch are numbered from 1001.
+def m1001_report_cache(db: Database) -> None:
+    """Computed reports kept while the data is unchanged: ``report_cache``, the change
+    counter ``data_changes`` and an UPDATE and a DELETE trigger on every table that raise it
+    (concord.store.report_cache). A later migration that adds a table calls
+    ``report_cache.install_change_triggers``; until then the cache is not used."""
+    from concord.store import report_cache
+
+    report_cache.create_tables(db)

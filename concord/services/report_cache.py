@@ -1,0 +1,131 @@
+"""Study reports served from the database while nothing they depend on has changed.
+
+A report depends on three things, and its cache key covers each:
+
+* the database: its fingerprint (:mod:`concord.store.report_cache`) changes with any row of
+  any table, so a new rating, an exclusion or a re-imported score all recompute;
+* the options (study, filters, resamples, seed, ...): part of the key;
+* the code and the files it reads: the size and modification time of every source file of
+  Concord and the evaluators, of every rubric file (the derived criterion comes from the
+  rubric's ``combine``), and of numpy, pandas and scipy, plus the Python version.
+
+A report is stored as its compact JSON, compressed; reading it back gives the same text, so
+``stats --json`` prints byte for byte what a fresh computation prints.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import zlib
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from concord.config import ROOT
+from concord.store import report_cache as store
+
+# Folders whose files the report's code and data come from (rubrics: derived criteria).
+_SOURCES = ("concord", "evaluators", "rubrics")
+_SUFFIXES = (".py", ".yaml", ".yml", ".json", ".js")
+_LIBRARIES = ("numpy", "pandas", "scipy", "krippendorff", "sqlite_utils")
+# The options of a study report (services.report.study_report) and their defaults.
+DEFAULTS = {"n_boot": 1000, "n_perm": 1000, "seed": 0, "dimension": None, "metric": None,
+            "by_dimension": False, "model_score": "mean_image_means", "n_disagreements": 20}
+
+
+def options(**given: object) -> dict:
+    """All report options, defaults filled in, so that the CLI and the dashboard asking for
+    the same report share one cache entry.
+
+    Raises:
+        TypeError: an option the report does not have.
+    """
+    unknown = sorted(set(given) - set(DEFAULTS))
+    if unknown:
+        raise TypeError(f"unknown report options: {unknown}")
+    return {**DEFAULTS, **given}
+
+
+def report_json(db: Database, study_name: str, options: dict, compute: Callable[[], str],
+                *, use_cache: bool = True) -> tuple[str, bool]:
+    """The report's JSON text: from the cache when the database, the options and the code
+    are those it was computed with, else ``compute()`` (stored for next time).
+
+    Args:
+        db: The database.
+        study_name: The study (part of the key).
+        options: Every option the report depends on (JSON-serialisable).
+        compute: Builds the report and returns its JSON text; called at most once.
+        use_cache: False computes without reading or writing the cache.
+
+    Returns:
+        ``(text, from_cache)``.
+    """
+    if not use_cache:
+        return compute(), False
+    fp = store.fingerprint(db)  # before the data is read: see concord.store.report_cache
+    key = cache_key(study_name, options)
+    if fp is not None:
+        text = _decoded(store.get(db, key, fp))
+        if text is not None:
+            return text, True
+    text = compute()
+    if fp is not None:
+        store.put(db, key, fp, zlib.compress(text.encode("utf-8"), 1))
+    return text, False
+
+
+def _decoded(body: bytes | None) -> str | None:
+    """The stored text, or None for no entry or one that does not decode (damaged by hand:
+    it is computed again and overwritten)."""
+    if body is None:
+        return None
+    try:
+        return zlib.decompress(body).decode("utf-8")
+    except (zlib.error, UnicodeDecodeError):
+        return None
+
+
+def cache_key(study_name: str, options: dict) -> str:
+    """The key of one study's report under these options and this code."""
+    text = json.dumps({"study": study_name, "options": options, "code": code_fingerprint()},
+                      sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def code_fingerprint() -> str:
+    """Changes when any source or rubric file, a library the statistics use, or Python
+    changes (a few milliseconds: file metadata only, no file is read)."""
+    parts = [sys.version]
+    for folder in _SOURCES:
+        parts += _tree(ROOT / folder)
+    parts += [_library(name) for name in _LIBRARIES]
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
+
+
+def _tree(folder: Path) -> list[str]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith(_SUFFIXES):
+                path = os.path.join(dirpath, name)
+                st = os.stat(path)
+                found.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
+    return found
+
+
+@cache
+def _library(name: str) -> str:
+    """Where a library is installed and when its top module was written (not imported)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        return f"{name}:absent"
+    st = os.stat(spec.origin)
+    return f"{name}:{spec.origin}:{st.st_size}:{st.st_mtime_ns}"

@@ -1,0 +1,243 @@
+"""The report cache: a stored report is served only while the database, the options and
+the code are those it was computed with (concord.store.report_cache,
+concord.services.report_cache)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+from sqlite_utils import Database
+
+from concord.cli import main
+from concord.cli import stats as stats_cli
+from concord.services import exclusions, report, report_cache
+from concord.store import report_cache as store
+from concord.store.db import open_db
+from concord.store.migrations import migrations
+from tests.foundation_helpers import seed_study
+
+OWN = {"report_cache", "data_changes"}
+
+
+@pytest.fixture
+def seeded(tmp_path):
+    db_path = tmp_path / "stats.db"
+    db = open_db(db_path)
+    seed_study(db, tmp_path)
+    yield db, db_path
+    db.close()
+
+
+def tables(db: Database) -> list[str]:
+    return [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                     "AND name NOT LIKE 'sqlite!_%' ESCAPE '!'")]
+
+
+def test_every_table_has_an_update_and_a_delete_trigger(db):
+    triggers = {(r[0], r[1]) for r in db.execute(
+        "SELECT tbl_name, sql FROM sqlite_master WHERE type = 'trigger'")}
+    for table in set(tables(db)) - OWN:
+        sqls = [sql for t, sql in triggers if t == table]
+        assert any("AFTER UPDATE" in s for s in sqls), table
+        assert any("AFTER DELETE" in s for s in sqls), table
+    assert store.fingerprint(db) is not None
+
+
+def test_a_database_from_before_the_cache_gets_triggers_on_its_tables(tmp_path):
+    path = tmp_path / "old.db"
+    old = Database(sqlite3.connect(path))
+    migrations.apply(old, stop_before="m1001_report_cache")
+    old.execute("INSERT INTO raters (name, token_hash, created_at) VALUES ('ann', 'h', 'now')")
+    old.conn.commit()
+    old.close()
+    db = open_db(path)
+    assert store.fingerprint(db) is not None
+    before = store.fingerprint(db)
+    with db.conn:
+        db.execute("UPDATE raters SET name = 'bob'")
+    assert store.fingerprint(db) != before
+    assert [r[0] for r in db.execute("SELECT name FROM raters")] == ["bob"]
+
+
+def test_any_row_change_gives_a_new_fingerprint(db):
+    with db.conn:
+        db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+    assert store.fingerprint(db) is None  # a table without triggers: no cache at all
+    assert store.install_change_triggers(db) == ["data_changes_update_t",
+                                                 "data_changes_delete_t"]
+    seen = [store.fingerprint(db)]
+    steps = [
+        "INSERT INTO t (id, v) VALUES (5, 'a')",
+        "INSERT INTO t (id, v) VALUES (2, 'b')",  # below the largest rowid
+        "UPDATE t SET v = 'c' WHERE id = 2",
+        "UPDATE t SET v = 'c' WHERE id = 2",  # the same value again still counts
+        "DELETE FROM t WHERE id = 5",
+        "INSERT INTO t (id, v) VALUES (5, 'a')",  # back to the same rows, rowids and count
+    ]
+    for sql in steps:
+        with db.conn:
+            db.execute(sql)
+        seen.append(store.fingerprint(db))
+    assert len(set(seen)) == len(seen), seen
+
+
+def test_a_dropped_trigger_turns_the_cache_off(db):
+    with db.conn:
+        db.execute('DROP TRIGGER "data_changes_delete_ratings"')
+    assert store.fingerprint(db) is None
+    assert store.install_change_triggers(db) == ["data_changes_delete_ratings"]
+    assert store.fingerprint(db) is not None
+
+
+def test_put_keeps_the_newest_entries_of_the_current_fingerprint(db, monkeypatch):
+    monkeypatch.setattr(store, "KEEP", 2)
+    assert store.put(db, "old", "fp0", b"x")
+    for key in ("a", "b", "c"):
+        assert store.put(db, key, "fp1", key.encode())
+    assert {r[0] for r in db.execute("SELECT key FROM report_cache")} == {"b", "c"}
+    assert store.get(db, "c", "fp1") == b"c"
+    assert store.get(db, "c", "fp2") is None
+    assert store.get(db, "old", "fp0") is None
+
+
+def test_put_gives_up_quietly_when_it_cannot_write(db, tmp_path):
+    db.conn.execute("BEGIN")
+    assert not store.put(db, "k", "fp", b"x")  # never inside the caller's transaction
+    db.conn.rollback()
+    ro = Database(sqlite3.connect(f"file:{tmp_path / 'concord.db'}?mode=ro", uri=True,
+                                  timeout=7.0))
+    assert not store.put(ro, "k", "fp", b"x")
+    assert ro.execute("PRAGMA busy_timeout").fetchone()[0] == 7000  # restored as it was
+    ro.close()
+    assert db.execute("SELECT COUNT(*) FROM report_cache").fetchone()[0] == 0
+
+
+def test_a_locked_database_does_not_wait_long_and_keeps_nothing(tmp_path):
+    path = tmp_path / "c.db"
+    db, other = open_db(path), open_db(path)
+    other.conn.execute("BEGIN IMMEDIATE")
+    try:
+        assert not store.put(db, "k", "fp", b"x")
+    finally:
+        other.conn.rollback()
+    assert store.put(db, "k", "fp", b"x")
+
+
+def counting(monkeypatch) -> list[int]:
+    """Count the report computations of concord.services.report."""
+    calls: list[int] = []
+    real = report.study_report
+
+    def wrapped(*args, **kw):
+        calls.append(1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(report, "study_report", wrapped)
+    return calls
+
+
+def test_a_report_is_reused_until_the_data_changes(seeded, monkeypatch):
+    db, _ = seeded
+    calls = counting(monkeypatch)
+    first = report.report_text(db, "dash", n_boot=20, n_perm=20)
+    assert report.report_text(db, "dash", n_boot=20, n_perm=20) == first
+    assert len(calls) == 1
+    report.report_text(db, "dash", n_boot=30, n_perm=20)  # other options: computed
+    assert len(calls) == 2
+    exclusions.exclude_rater(db, "dash", json.loads(first)["raters"]["quality"][0]["rater"],
+                             "too fast")
+    after = report.report_text(db, "dash", n_boot=20, n_perm=20)
+    assert len(calls) == 3 and after != first
+    assert after == report.report_text(db, "dash", n_boot=20, n_perm=20, use_cache=False)
+
+
+def test_a_change_during_the_computation_is_never_hidden(seeded):
+    db, _ = seeded
+    options = report_cache.options(n_boot=5)
+
+    def racing() -> str:
+        with db.conn:  # another writer, while the report is being computed
+            db.execute("UPDATE raters SET name = name")
+        return "computed before the change was seen"
+
+    text, cached = report_cache.report_json(db, "dash", options, racing)
+    assert text == "computed before the change was seen"
+    assert not cached
+    again, cached = report_cache.report_json(db, "dash", options, lambda: "fresh")
+    assert (again, cached) == ("fresh", False)
+    assert report_cache.report_json(db, "dash", options, lambda: "unused") == ("fresh", True)
+
+
+def test_a_changed_source_or_rubric_file_is_a_new_key(tmp_path, monkeypatch):
+    for folder in ("concord", "evaluators", "rubrics"):
+        (tmp_path / folder).mkdir()
+    rubric = tmp_path / "rubrics" / "r.yaml"
+    rubric.write_text("combine: min\n")
+    monkeypatch.setattr(report_cache, "ROOT", tmp_path)
+    options = report_cache.options()
+    key = report_cache.cache_key("s", options)
+    assert report_cache.cache_key("s", options) == key
+    rubric.write_text("combine: mean\n")  # one byte longer
+    assert report_cache.cache_key("s", options) != key
+    key = report_cache.cache_key("s", options)
+    (tmp_path / "concord" / "new.py").write_text("")
+    assert report_cache.cache_key("s", options) != key
+    assert report_cache.cache_key("t", options) != report_cache.cache_key("s", options)
+
+
+def test_unknown_report_options_are_refused():
+    with pytest.raises(TypeError, match="n_boots"):
+        report_cache.options(n_boots=3)
+
+
+def cli(capsys, db_path, *args) -> str:
+    assert main(["--db", str(db_path), "stats", "--study", "dash", "--n-boot", "20",
+                 "--n-perm", "20", *args]) == 0
+    return capsys.readouterr().out
+
+
+def test_stats_prints_the_same_from_the_cache(seeded, capsys, monkeypatch):
+    _, db_path = seeded
+    cold_json, cold_table = cli(capsys, db_path, "--json"), cli(capsys, db_path)
+
+    def refuse(*args):
+        raise AssertionError("computed again although nothing changed")
+
+    monkeypatch.setattr(stats_cli, "_compute", refuse)
+    assert cli(capsys, db_path, "--json") == cold_json
+    assert cli(capsys, db_path) == cold_table
+    monkeypatch.undo()
+    assert cli(capsys, db_path, "--json", "--no-cache") == cold_json
+
+
+def test_stats_sees_a_rating_changed_by_hand(seeded, capsys):
+    db, db_path = seeded
+    before = cli(capsys, db_path, "--json")
+    with db.conn:  # sqlite3 on the file, behind Concord's back
+        db.execute("UPDATE ratings SET value = 0 WHERE id = (SELECT MIN(id) FROM ratings)")
+    after = cli(capsys, db_path, "--json")
+    assert after != before
+    assert after == cli(capsys, db_path, "--json", "--no-cache")
+
+
+def test_a_damaged_entry_is_computed_again(seeded):
+    db, _ = seeded
+    options = report_cache.options(n_boot=5)
+    report_cache.report_json(db, "dash", options, lambda: "first")
+    with db.conn:  # not the zlib stream that was stored
+        db.execute("UPDATE report_cache SET body = X'00FF'")
+    assert report_cache.report_json(db, "dash", options, lambda: "again") == ("again", False)
+    assert report_cache.report_json(db, "dash", options, lambda: "unused") == ("again", True)
+
+
+def test_the_dashboard_gets_the_report_stats_computed(seeded, monkeypatch):
+    db, _ = seeded
+    fresh = json.loads(report.report_json(report.study_report(db, "dash", n_boot=20,
+                                                              n_perm=20)))
+    calls = counting(monkeypatch)
+    first = report.dashboard(db, "dash", n_boot=20)["report"]
+    assert first == fresh
+    assert report.dashboard(db, "dash", n_boot=20)["report"] == first
+    assert len(calls) == 1
