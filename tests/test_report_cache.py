@@ -83,12 +83,15 @@ def test_any_row_change_gives_a_new_fingerprint(db):
     assert len(set(seen)) == len(seen), seen
 
 
-def test_a_dropped_trigger_turns_the_cache_off(db):
+def test_a_dropped_trigger_or_counter_turns_the_cache_off(db):
     with db.conn:
         db.execute('DROP TRIGGER "data_changes_delete_ratings"')
     assert store.fingerprint(db) is None
     assert store.install_change_triggers(db) == ["data_changes_delete_ratings"]
     assert store.fingerprint(db) is not None
+    with db.conn:
+        db.execute("DELETE FROM data_changes")
+    assert store.fingerprint(db) is None
 
 
 def test_put_keeps_the_newest_entries_of_the_current_fingerprint(db, monkeypatch):

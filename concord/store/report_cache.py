@@ -78,9 +78,12 @@ def fingerprint(db: Database) -> str | None:
     counts = " UNION ALL ".join(
         f"SELECT (SELECT COUNT(*) FROM \"{t}\"), (SELECT MAX(rowid) FROM \"{t}\")"
         for t in tables)
+    counter = db.execute("SELECT n FROM data_changes WHERE id = 1").fetchone()
+    if counter is None:  # the counter's row deleted by hand: changes would go unseen
+        return None
     rows = db.execute(counts).fetchall() if tables else []
-    (n,) = db.execute("SELECT n FROM data_changes WHERE id = 1").fetchone() or (None,)
-    text = f"{n}|" + "|".join(f"{t}:{c}:{m}" for t, (c, m) in zip(tables, rows, strict=True))
+    text = f"{counter[0]}|" + "|".join(
+        f"{t}:{c}:{m}" for t, (c, m) in zip(tables, rows, strict=True))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
