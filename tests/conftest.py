@@ -55,6 +55,19 @@ def db(tmp_path: Path):
 
 
 @pytest.fixture
+def seeded(tmp_path: Path):
+    """``(db, db_path)``: a database file with study ``dash`` (3 raters' SC/PR ratings and
+    vqascore/gned values, tests.foundation_helpers.seed_study)."""
+    from tests.foundation_helpers import seed_study
+
+    db_path = tmp_path / "stats.db"
+    database = open_db(db_path)
+    seed_study(database, tmp_path)
+    yield database, db_path
+    database.close()
+
+
+@pytest.fixture
 def study_factory(tmp_path: Path) -> Callable[..., Path]:
     """Build folder studies under tmp_path: ``study_factory("name", prompts=3, ...)``."""
     def build(name: str = "s1", **kw) -> Path:

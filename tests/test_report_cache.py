@@ -16,18 +16,8 @@ from concord.services import exclusions, report, report_cache
 from concord.store import report_cache as store
 from concord.store.db import open_db
 from concord.store.migrations import migrations
-from tests.foundation_helpers import seed_study
 
 OWN = {"report_cache", "data_changes"}
-
-
-@pytest.fixture
-def seeded(tmp_path):
-    db_path = tmp_path / "stats.db"
-    db = open_db(db_path)
-    seed_study(db, tmp_path)
-    yield db, db_path
-    db.close()
 
 
 def tables(db: Database) -> list[str]:

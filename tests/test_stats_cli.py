@@ -25,15 +25,6 @@ from tests.foundation_helpers import RATERS, seed_study
 from tests.helpers import ROOT, make_folder_study
 
 
-@pytest.fixture
-def seeded(tmp_path):
-    db_path = tmp_path / "stats.db"
-    db = open_db(db_path)
-    seed_study(db, tmp_path)
-    yield db, db_path
-    db.close()
-
-
 def run_cli(db_path, *args) -> int:
     return main(["--db", str(db_path), "stats", *args])
 
