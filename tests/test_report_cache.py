@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 from sqlite_utils import Database
@@ -16,6 +18,7 @@ from concord.services import exclusions, report, report_cache
 from concord.store import report_cache as store
 from concord.store.db import open_db
 from concord.store.migrations import migrations
+from tests.helpers import ROOT
 
 OWN = {"report_cache", "data_changes"}
 
@@ -234,3 +237,15 @@ def test_the_dashboard_gets_the_report_stats_computed(seeded, monkeypatch):
     assert first == fresh
     assert report.dashboard(db, "dash", n_boot=20)["report"] == first
     assert len(calls) == 1
+
+
+def test_two_stats_processes_at_once_agree_and_store_one_entry(seeded):
+    db, db_path = seeded
+    cmd = [sys.executable, "-m", "concord", "--db", str(db_path), "stats", "--study", "dash",
+           "--json", "--n-boot", "20", "--n-perm", "20"]
+    procs = [subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=240) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err for _, err in outs]
+    assert outs[0][0] == outs[1][0] and json.loads(outs[0][0])["meta"]["n_ratings"] > 0
+    assert db.execute("SELECT COUNT(*) FROM report_cache").fetchone()[0] == 1
