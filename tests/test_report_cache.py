@@ -249,3 +249,31 @@ def test_two_stats_processes_at_once_agree_and_store_one_entry(seeded):
     assert [p.returncode for p in procs] == [0, 0], [err for _, err in outs]
     assert outs[0][0] == outs[1][0] and json.loads(outs[0][0])["meta"]["n_ratings"] > 0
     assert db.execute("SELECT COUNT(*) FROM report_cache").fetchone()[0] == 1
+
+
+def test_a_likert_study_imported_from_csv_recomputes_after_each_import(tmp_path, capsys,
+                                                                       monkeypatch):
+    example = ROOT / "data" / "examples" / "likert"
+    db = str(tmp_path / "likert.db")
+
+    def run(*args) -> str:
+        assert main(["--db", db, *args]) == 0
+        return capsys.readouterr().out
+
+    run("import-ratings", "--study", "likert-demo", "--format", "csv",
+        str(example / "ratings.csv"))
+    stats = ("stats", "--study", "likert-demo", "--json", "--n-boot", "20", "--n-perm", "20")
+    first = run(*stats)
+    monkeypatch.setattr(stats_cli, "_compute", lambda *a: pytest.fail("computed again"))
+    assert run(*stats) == first
+    monkeypatch.undo()
+    # A latecomer who rated two images on the same 1-5 scale, then left.
+    head, *rows = (example / "ratings.csv").read_text().splitlines()
+    images = {tuple(r.split(",")[:2]): r.split(",") for r in rows}  # one row per image
+    late = tmp_path / "late.csv"
+    late.write_text("\n".join([head, *(",".join([*c[:2], "latecomer", *c[3:]])
+                                       for c in list(images.values())[:2])]) + "\n")
+    run("import-ratings", "--study", "likert-demo", "--format", "csv", str(late))
+    after = run(*stats)
+    assert json.loads(after)["meta"]["n_raters"] == json.loads(first)["meta"]["n_raters"] + 1
+    assert after == run(*stats, "--no-cache")
