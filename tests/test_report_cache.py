@@ -8,6 +8,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import zlib
 
 import pytest
 from sqlite_utils import Database
@@ -226,6 +227,21 @@ def test_a_damaged_entry_is_computed_again(seeded):
         db.execute("UPDATE report_cache SET body = X'00FF'")
     assert report_cache.report_json(db, "dash", options, lambda: "again") == ("again", False)
     assert report_cache.report_json(db, "dash", options, lambda: "unused") == ("again", True)
+
+
+def test_an_entry_that_would_expand_without_bound_is_computed_again(seeded):
+    db, _ = seeded
+    options = report_cache.options(n_boot=5)
+    report_cache.report_json(db, "dash", options, lambda: "first")
+    bomb = zlib.compress(b" " * (report_cache.MAX_RATIO * 100_000), 9)  # ~20 MB of spaces
+    assert len(bomb) * report_cache.MAX_RATIO < 20_000_000
+    with db.conn:
+        db.execute("UPDATE report_cache SET body = ?", [bomb])
+    assert report_cache.report_json(db, "dash", options, lambda: "again") == ("again", False)
+    truncated = zlib.compress(b"abc" * 1000)[:-4]  # a stream cut short
+    with db.conn:
+        db.execute("UPDATE report_cache SET body = ?", [truncated])
+    assert report_cache.report_json(db, "dash", options, lambda: "third") == ("third", False)
 
 
 def test_the_dashboard_gets_the_report_stats_computed(seeded, monkeypatch):

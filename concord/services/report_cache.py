@@ -34,6 +34,9 @@ from concord.store import report_cache as store
 _SOURCES = ("concord", "evaluators", "rubrics")
 _SUFFIXES = (".py", ".yaml", ".yml", ".json", ".js")
 _LIBRARIES = ("numpy", "pandas", "scipy", "krippendorff", "sqlite_utils")
+# A stored report may expand at most this many times its size (plus _FLOOR bytes).
+MAX_RATIO = 200
+_FLOOR = 1 << 20
 # The options of a study report (services.report.study_report) and their defaults.
 DEFAULTS = {"n_boot": 1000, "n_perm": 1000, "seed": 0, "dimension": None, "metric": None,
             "by_dimension": False, "model_score": "mean_image_means", "n_disagreements": 20}
@@ -83,11 +86,20 @@ def report_json(db: Database, study_name: str, options: dict, compute: Callable[
 
 def _decoded(body: bytes | None) -> str | None:
     """The stored text, or None for no entry or one that does not decode (damaged by hand:
-    it is computed again and overwritten)."""
+    it is computed again and overwritten).
+
+    Decompression stops at :data:`MAX_RATIO` times the stored size (a report's JSON
+    compresses about 15 times), so an entry written by hand to expand to gigabytes costs a
+    recomputation, not the machine's memory.
+    """
     if body is None:
         return None
+    inflate = zlib.decompressobj()
     try:
-        return zlib.decompress(body).decode("utf-8")
+        raw = inflate.decompress(body, MAX_RATIO * len(body) + _FLOOR)
+        if inflate.unconsumed_tail or not inflate.eof:
+            return None
+        return raw.decode("utf-8")
     except (zlib.error, UnicodeDecodeError):
         return None
 
