@@ -13,6 +13,9 @@ Each case is a fresh interpreter (``subprocess``), wall time from start to exit,
   25 raters × 2 criteria = 1,000,000 ratings, two metrics), seeded into a fresh database;
   computed (``--no-cache``), then served from the report cache of an unchanged database
   (one run fills it first).
+* the floor under any computed report on this machine: an interpreter importing pandas
+  and scipy.stats (what every statistic needs) and nothing else, and ``stats --json
+  --no-cache`` of a study of ``--small-prompts`` prompts (3,200 ratings by default).
 
 Run from the repository root:  .venv/bin/python bench/bench_cli_startup.py [--prompts N]
 Targets (issue 14): --help ≤ 0.3 s, a failing command ≤ 0.5 s, stats --json < 3 s.
@@ -58,10 +61,23 @@ def best_of(argv: list[str], repeat: int, expect: int) -> float:
     return min(times)
 
 
+def best_imports(repeat: int) -> float:
+    """The shortest wall time of an interpreter that imports pandas and scipy.stats."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import pandas, scipy.stats"], cwd=ROOT,
+                       check=True)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
 def main() -> None:
     """Seed the 1 M-rating database, time every case, print the table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--prompts", type=int, default=2500, help="prompts of the stats study")
+    ap.add_argument("--small-prompts", type=int, default=8,
+                    help="prompts of the small study whose computed report is the floor")
     ap.add_argument("--repeat", type=int, default=5, help="runs per case (best is shown)")
     args = ap.parse_args()
 
@@ -73,6 +89,12 @@ def main() -> None:
         rows.append(("--help", best_of(["--help"], args.repeat, 0), 0.3))
         for argv in FAILING:
             rows.append((" ".join(argv), best_of(["--db", empty, *argv], args.repeat, 1), 0.5))
+        rows.append(("floor: python -c 'import pandas, scipy.stats'",
+                     best_imports(args.repeat), 3.0))
+        small, n_small, _ = seeded_db(Path(tmp), args.small_prompts)
+        rows.append((f"floor: stats --json --no-cache ({n_small:,} ratings, computed)",
+                     best_of(["--db", str(small), "stats", "--study", "bench", "--json",
+                              "--no-cache"], args.repeat, 0), 3.0))
         path, n, _ = seeded_db(Path(tmp), args.prompts)
         bad = ["--db", str(path), "stats", "--study", "bench", "--dimension", "nope"]
         rows.append((f"stats --dimension nope ({n:,} ratings)",

@@ -122,7 +122,6 @@ def progress(db: Database, study: study_store.Study, rater_id: int, unit: str) -
     """Done, skipped and assigned (done + skipped + open + still available, at most the
     study's ``items_per_rater`` left) counts."""
     counts = work.status_counts(db, study.id, rater_id, unit)
-    counts = work.status_counts(db, study.id, rater_id, unit)
     available = work.count_candidates(db, study.id, rater_id, unit, study.k_for(unit),
                                       cutoff=work.lease_cutoff(study.lease_minutes),
                                       practice=gate.practice_count(study))

@@ -98,12 +98,38 @@ def rowwise_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return r
 
 
+# Pair differences held at once by rowwise_kendall (a block of rows × column pairs): 2,000
+# resamples of 200 models are 40 million pairs, 0.3 GB for each array when taken at once
+# (a model-level correlation of 400 models peaked at 3.0 GB).
+_KENDALL_BLOCK = 2_000_000
+# From this many columns on, scipy's O(n log n) τ_b per row beats comparing every pair
+# (2,000 rows: 0.65 against 0.77 s at 200 columns, 3.8 against 1.0 s at 400).
+_KENDALL_SORT_MIN = 256
+
+
 def rowwise_kendall(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Kendall τ_b of each row pair: Σ sign(dx)·sign(dy) / sqrt(Σ|sign dx| · Σ|sign dy|)."""
+    """Kendall τ_b of each row pair: Σ sign(dx)·sign(dy) / sqrt(Σ|sign dx| · Σ|sign dy|).
+
+    Rows are taken in blocks of at most ``_KENDALL_BLOCK`` column pairs, so memory stays
+    bounded for many columns (each row's value does not depend on the blocking); with
+    ``_KENDALL_SORT_MIN`` columns or more, row by row with scipy (NaN rows and constant
+    rows give NaN, as here).
+    """
+    if x.shape[1] >= _KENDALL_SORT_MIN:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # constant rows: NaN, as the pair formula gives
+            return np.array([stats.kendalltau(a, b).statistic for a, b in zip(x, y, strict=True)],
+                            dtype=float)
     i, j = np.triu_indices(x.shape[1], 1)
-    sx, sy = np.sign(x[:, i] - x[:, j]), np.sign(y[:, i] - y[:, j])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (sx * sy).sum(axis=1) / np.sqrt(np.abs(sx).sum(axis=1) * np.abs(sy).sum(axis=1))
+    step = max(1, _KENDALL_BLOCK // max(i.size, 1))
+    out = np.empty(x.shape[0])
+    for start in range(0, x.shape[0], step):
+        xs, ys = x[start:start + step], y[start:start + step]
+        sx, sy = np.sign(xs[:, i] - xs[:, j]), np.sign(ys[:, i] - ys[:, j])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start:start + step] = (sx * sy).sum(axis=1) / np.sqrt(
+                np.abs(sx).sum(axis=1) * np.abs(sy).sum(axis=1))
+    return out
 
 
 ROWWISE = {"spearman": rowwise_spearman, "kendall_tau_b": rowwise_kendall,

@@ -108,6 +108,36 @@ def test_rowwise_statistics_match_scipy_per_row():
         np.testing.assert_allclose(got, expected, atol=1e-12)
 
 
+def test_rowwise_kendall_in_blocks_matches_scipy_and_stays_small(monkeypatch):
+    """Many columns are taken a few rows at a time (the same values as scipy per row), and
+    no block holds more than ``_KENDALL_BLOCK`` pair differences: 2,000 resamples of 200
+    models would otherwise be 40 million at once."""
+    import concord.stats.correlation as correlation
+
+    rng = np.random.default_rng(5)
+    x, y = rng.integers(0, 5, (9, 12)).astype(float), rng.normal(size=(9, 12))
+    x[2] = 1.0  # a constant row: undefined
+    y[4, 3] = np.nan  # a row with a missing value: undefined
+    expected = [stats.kendalltau(a, b).statistic if np.ptp(a) > 0 else np.nan
+                for a, b in zip(x, y, strict=True)]
+    monkeypatch.setattr(correlation, "_KENDALL_BLOCK", 100)  # 66 pairs: one row a block
+    np.testing.assert_allclose(rowwise_kendall(x, y), expected, atol=1e-12)
+    monkeypatch.setattr(correlation, "_KENDALL_SORT_MIN", 10)  # scipy row by row
+    np.testing.assert_allclose(rowwise_kendall(x, y), expected, atol=1e-12)
+    monkeypatch.undo()
+    seen = []
+    real_sign = np.sign
+
+    def sign(a):  # the size of every block of pair differences
+        seen.append(np.asarray(a).size)
+        return real_sign(a)
+
+    monkeypatch.setattr(correlation.np, "sign", sign)
+    wide = rng.normal(size=(2000, 200))
+    rowwise_kendall(wide, wide[:, ::-1])
+    assert seen and max(seen) <= correlation._KENDALL_BLOCK
+
+
 def test_kendall_tau_b_grouped_is_mean_of_group_taus():
     h, m = _data(4, n=30)
     groups = np.repeat(["a", "b", "c"], 10)
