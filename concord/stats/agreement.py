@@ -7,7 +7,6 @@ Every function takes a raters × items array (``numpy`` or a DataFrame; NaN = no
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import krippendorff
@@ -16,7 +15,9 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats import inter_rater
 
+from concord.stats import entries
 from concord.stats._validate import check_choice
+from concord.stats.entries import Entries
 
 LEVELS = ("nominal", "ordinal", "interval")
 
@@ -33,14 +34,7 @@ def value_counts(matrix: object) -> tuple[np.ndarray, np.ndarray]:
     Returns:
         ``(counts, domain)``: an items × values count matrix and the sorted distinct values.
     """
-    data = _as_matrix(matrix, where="value_counts")
-    present = ~np.isnan(data)
-    # Hash-based factorize: few distinct values, so this beats sorting every rating.
-    codes, domain = pd.factorize(data[present], sort=True)
-    items = np.nonzero(present)[1]
-    flat = items * len(domain) + codes
-    counts = np.bincount(flat, minlength=data.shape[1] * len(domain))
-    return counts.reshape(data.shape[1], len(domain)), np.asarray(domain, dtype=float)
+    return entries.value_counts(Entries.from_matrix(_as_matrix(matrix, where="value_counts")))
 
 
 def krippendorff_alpha(matrix: object, *, level: str = "ordinal") -> float:
@@ -151,27 +145,17 @@ def kendalls_w(ranks: object) -> float:
     return float("nan") if denom <= 0 else 12.0 * s / denom
 
 
-def _spearman_matrix(data: np.ndarray) -> np.ndarray:
-    """Raters × raters Spearman matrix; pairwise-complete items when ratings are missing."""
-    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        if not np.isnan(data).any():
-            return np.atleast_2d(np.corrcoef(stats.rankdata(data, axis=1)))
-        frame = pd.DataFrame(data.T)
-        return frame.corr(method="spearman", min_periods=3).to_numpy()
-
-
 def mean_pairwise_spearman(matrix: object) -> float:
     """Mean Spearman ρ over all pairs of raters (items both rated; NaN pairs skipped).
+
+    Only raters who rated a common item are paired (``concord.stats.entries``), so a
+    sparse crowd matrix of thousands of raters costs what its ratings cost.
 
     Returns:
         The mean, or NaN with fewer than two raters or no defined pair.
     """
     data = _as_matrix(matrix, where="mean_pairwise_spearman")
-    if data.shape[0] < 2:
-        return float("nan")
-    rho = _spearman_matrix(data)[np.triu_indices(data.shape[0], 1)]
-    return float(np.nanmean(rho)) if np.isfinite(rho).any() else float("nan")
+    return entries.mean_pairwise_spearman(Entries.from_matrix(data))
 
 
 def leave_one_out(matrix: object, raters: Sequence[str] | None = None) -> pd.DataFrame:

@@ -12,16 +12,11 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pandas as pd
 
+from concord.stats import entries
 from concord.stats._codes import RATING_COLUMNS, first_rows, group_codes, image_keys
 from concord.stats._validate import check_choice, numeric_values, require_columns
-from concord.stats.agreement import (
-    LEVELS,
-    alpha_from_counts,
-    fleiss_from_counts,
-    leave_one_out,
-    mean_pairwise_spearman,
-    value_counts,
-)
+from concord.stats.agreement import LEVELS, alpha_from_counts, fleiss_from_counts, leave_one_out
+from concord.stats.entries import Entries
 
 
 def rating_matrix(
@@ -93,7 +88,18 @@ def group_matrices(
 ) -> Iterator[tuple[dict, np.ndarray, list]]:
     """Yield ``(group keys, raters × items matrix, rater names)`` per group of ``by``.
 
-    Built from integer codes of the whole frame (no per-group pivot).
+    Raises:
+        ValueError: A rater rated the same item twice within a group.
+    """
+    for head, cells, names in group_entries(ratings, by, item):
+        yield head, cells.matrix(), names
+
+
+def group_entries(
+    ratings: pd.DataFrame, by: Sequence[str], item: Sequence[str] | None = None
+) -> Iterator[tuple[dict, Entries, list]]:
+    """Yield ``(group keys, the group's ratings as Entries, rater names)`` per group of
+    ``by``, built from integer codes of the whole frame (no per-group pivot, no matrix).
 
     Raises:
         ValueError: A rater rated the same item twice within a group.
@@ -116,13 +122,14 @@ def group_matrices(
         idx = order[bounds[g]:bounds[g + 1]]
         r_dense, r_used = _dense_codes(rater[idx], len(rater_names))
         i_dense, i_used = _dense_codes(item_code[idx], int(item_code.max()) + 1)
-        flat = r_dense * len(i_used) + i_dense
-        if np.bincount(flat).max() > 1:
+        # Twice the same rater and item: equal neighbours once sorted (a count per cell
+        # would need raters × items of memory, a crowd study's billions).
+        flat = np.sort(r_dense * len(i_used) + i_dense)
+        if (flat[1:] == flat[:-1]).any():
             raise ValueError(f"{where}: a rater rated the same item twice in group {head[g]}; "
                              "add the distinguishing column to `by`")
-        data = np.full((len(r_used), len(i_used)), np.nan)
-        data.ravel()[flat] = values[idx]
-        yield head[g], data, [rater_names[k] for k in r_used]
+        yield (head[g], Entries(r_dense, i_dense, values[idx], len(r_used), len(i_used)),
+               [rater_names[k] for k in r_used])
 
 
 def _dense_codes(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -155,22 +162,25 @@ def agreement_table(
     require_columns(ratings, [*RATING_COLUMNS, *by], where="agreement_table")
     for level in levels:
         check_choice(level, (*LEVELS, "ratio"), name="level")
-    rows = [{**head, **agreement_row(data, levels)}
-            for head, data, _ in group_matrices(ratings, by, item)]
+    rows = [{**head, **agreement_row(cells, levels)}
+            for head, cells, _ in group_entries(ratings, by, item)]
     return pd.DataFrame(rows)
 
 
-def agreement_row(data: np.ndarray, levels: Sequence[str] = LEVELS) -> dict[str, float]:
-    """The statistics of one :func:`agreement_table` row for a raters × items matrix."""
-    counts, domain = value_counts(data)
+def agreement_row(data: np.ndarray | Entries,
+                  levels: Sequence[str] = LEVELS) -> dict[str, float]:
+    """The statistics of one :func:`agreement_table` row for a raters × items matrix (or
+    the same ratings as :class:`~concord.stats.entries.Entries`)."""
+    if not isinstance(data, Entries):
+        data = Entries.from_matrix(np.asarray(data, dtype=float))
+    counts, domain = entries.value_counts(data)
     row: dict[str, float] = {}
     for level in levels:
         row[f"alpha_{level}"] = (alpha_from_counts(counts, domain, level)
-                                 if data.shape[0] >= 2 else float("nan"))
+                                 if data.n_raters >= 2 else float("nan"))
     row["fleiss_kappa"] = fleiss_from_counts(counts)
-    row["mean_spearman"] = mean_pairwise_spearman(data)
-    row.update(n_raters=data.shape[0], n_items=data.shape[1],
-               n_ratings=int(np.isfinite(data).sum()))
+    row["mean_spearman"] = entries.mean_pairwise_spearman(data)
+    row.update(n_raters=data.n_raters, n_items=data.n_items, n_ratings=len(data.value))
     return row
 
 

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from concord.stats._validate import require_columns
-from concord.stats.agreement import krippendorff_alpha
+from concord.stats.agreement import alpha_from_counts
+from concord.stats.entries import Entries, value_counts
 
 TICK_COLUMNS = ("image_id", "rater", "criterion", "condition", "ticked")
 CONDITION_COLUMNS = ["criterion", "condition", "n_images", "n_raters", "n_ratings",
@@ -32,20 +33,26 @@ def percent_agreement(matrix: np.ndarray) -> float:
     Returns:
         The percent agreement in [0, 1], or NaN when no item has two ratings.
     """
-    shares = []
-    for column in np.asarray(matrix, dtype=float).T:
-        values = column[~np.isnan(column)]
-        n = len(values)
-        if n < 2:
-            continue
-        _, counts = np.unique(values, return_counts=True)
-        shares.append(float((counts * (counts - 1)).sum() / (n * (n - 1))))
-    return float(np.mean(shares)) if shares else float("nan")
+    counts, _ = value_counts(Entries.from_matrix(np.asarray(matrix, dtype=float)))
+    return _percent_agreement(counts)
+
+
+def _percent_agreement(counts: np.ndarray) -> float:
+    """:func:`percent_agreement` of an items × values count table."""
+    n = counts.sum(axis=1)
+    pairs = n >= 2
+    if not pairs.any():
+        return float("nan")
+    agreeing = (counts[pairs] * (counts[pairs] - 1)).sum(axis=1)
+    return float(np.mean(agreeing / (n[pairs] * (n[pairs] - 1))))
 
 
 def condition_agreement(ticks: pd.DataFrame) -> pd.DataFrame:
     """Per criterion × condition: images rated twice or more, raters, ratings, the share
     ticked, percent agreement and Krippendorff's α (nominal); NaN where undefined.
+
+    Each condition's ticks are taken as (rater, image, value) triples, never as a raters ×
+    images matrix (a crowd study's would be mostly empty and gigabytes large).
 
     Returns:
         :data:`CONDITION_COLUMNS`, in the order the conditions first appear.
@@ -54,17 +61,28 @@ def condition_agreement(ticks: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (criterion, condition), part in ticks.groupby(["criterion", "condition"], sort=False,
                                                       observed=True):
-        matrix = part.pivot_table(index="rater", columns="image_id", values="ticked",
-                                  aggfunc="first", observed=True).to_numpy(dtype=float)
-        rated = (~np.isnan(matrix)).sum(axis=0)
+        cells = _entries(part)
+        counts, domain = value_counts(cells)
+        rated = counts.sum(axis=1)
         rows.append({
             "criterion": criterion, "condition": condition,
             "n_images": int((rated >= 2).sum()), "n_raters": int(part["rater"].nunique()),
             "n_ratings": len(part), "share_ticked": float(part["ticked"].mean()),
-            "percent_agreement": percent_agreement(matrix),
-            "alpha_nominal": krippendorff_alpha(matrix, level="nominal"),
+            "percent_agreement": _percent_agreement(counts),
+            "alpha_nominal": (alpha_from_counts(counts, domain, "nominal")
+                              if cells.n_raters >= 2 else float("nan")),
         })
     return pd.DataFrame(rows, columns=CONDITION_COLUMNS)
+
+
+def _entries(part: pd.DataFrame) -> Entries:
+    """One condition's ticks, the first of a rater's for an image (as a pivot takes it)."""
+    ticked = part["ticked"].to_numpy(dtype=float)
+    one = part[~np.isnan(ticked)].drop_duplicates(["rater", "image_id"])
+    rater, raters = pd.factorize(one["rater"], sort=True)
+    image, images = pd.factorize(one["image_id"], sort=True)
+    return Entries(rater, image, one["ticked"].to_numpy(dtype=float), len(raters),
+                   len(images))
 
 
 def overrides(ticks: pd.DataFrame) -> pd.DataFrame:

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from concord.stats._codes import first_rows
 from concord.stats._contingency import MAX_CELLS, table_correlations
 
 STATS = ("spearman", "kendall_tau_b", "pearson")
@@ -207,15 +208,33 @@ def combine_table(table: pd.DataFrame, keys: Sequence[str],
                   count: str = "n_models") -> pd.DataFrame:
     """:func:`combine_r` of each of :data:`STATS` over the rows of each ``keys`` group.
 
+    Every group at once (a crowd study has thousands of raters × models): sums per group
+    code instead of one :func:`combine_r` call per group and statistic.
+
     Returns:
         Long format: ``keys``, ``statistic``, ``mean_r, fisher_z, tanh_mean_r``, ``count``.
     """
-    rows = []
-    for head, part in table.groupby(list(keys), sort=True, observed=True, dropna=False):
-        head = head if isinstance(head, tuple) else (head,)
-        for stat in STATS:
-            combined = combine_r(part[stat])
-            n = combined.pop("n")
-            rows.append({**dict(zip(keys, head, strict=True)), "statistic": stat,
-                         **combined, count: n})
-    return pd.DataFrame(rows, columns=[*keys, "statistic", *COMBINE, count])
+    keys = list(keys)
+    columns = [*keys, "statistic", *COMBINE, count]
+    if table.empty:
+        return pd.DataFrame(columns=columns)
+    code = table.groupby(keys, sort=True, observed=True, dropna=False).ngroup().to_numpy()
+    size = int(code.max()) + 1
+    heads = table.iloc[first_rows(code)][keys].reset_index(drop=True)
+    parts = {}
+    for stat in STATS:
+        r = table[stat].to_numpy(dtype=float)
+        ok = np.isfinite(r)
+        n = np.bincount(code[ok], minlength=size)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.bincount(code[ok], weights=r[ok], minlength=size) / n
+            z = np.bincount(code[ok], weights=np.arctanh(np.clip(r[ok], -_CLIP, _CLIP)),
+                            minlength=size) / n
+        parts[stat] = {"mean_r": np.where(n > 0, mean, np.nan),
+                       "fisher_z": np.where(n > 0, np.tanh(z), np.nan),
+                       "tanh_mean_r": np.where(n > 0, np.tanh(mean), np.nan), count: n}
+    out = heads.loc[np.repeat(np.arange(size), len(STATS))].reset_index(drop=True)
+    out["statistic"] = np.tile(STATS, size)
+    for name in (*COMBINE, count):
+        out[name] = np.column_stack([parts[stat][name] for stat in STATS]).ravel()
+    return out[columns]

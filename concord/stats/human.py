@@ -27,6 +27,7 @@ from concord.stats._validate import (
     numeric_values,
     require_columns,
 )
+from concord.stats.rater_means import rater_mean_bootstrap
 
 
 class _Layout:
@@ -80,46 +81,8 @@ def bootstrap_means(
 
 
 def _bootstrap(lay: _Layout, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    n_units, n_cols = int(lay.unit.max()) + 1, int(lay.col.max()) + 1
-    sums, counts = unit_sums(lay.unit, lay.col, lay.values, n_units, n_cols)
-    n_groups = len(lay.groups)
-    point = _group_nanmean(sums.sum(0) / counts.sum(0), lay.col_group, n_groups)
-    weights = bootstrap_weights(n_units, n_boot, seed)
-    samples = np.empty((n_boot, n_groups))
-    balanced = _balanced(counts, lay.col_group, n_groups)
-    if balanced.any():
-        # All raters of a balanced group rated every prompt equally often, so the mean of
-        # their resampled means is (W @ mean rater sum) / (W @ count): one column per group
-        # instead of one per rater, i.e. a far smaller matrix product.
-        indicator = np.zeros((n_cols, n_groups))
-        indicator[np.arange(n_cols), lay.col_group] = 1.0
-        mean_sums = (sums @ indicator) / indicator.sum(axis=0)
-        first = first_rows(lay.col_group)
-        samples[:, balanced] = resampled_means(weights, mean_sums[:, balanced],
-                                               counts[:, first[balanced]])
-    if not balanced.all():
-        cols = np.flatnonzero(~balanced[lay.col_group])
-        rater_means = resampled_means(weights, sums[:, cols], counts[:, cols])
-        per_group = _group_nanmean(rater_means, lay.col_group[cols], n_groups)
-        samples[:, ~balanced] = per_group[:, ~balanced]
-    return point, samples
-
-
-def _balanced(counts: np.ndarray, col_group: np.ndarray, n_groups: int) -> np.ndarray:
-    """Per group: do all its rater columns have the same count for every prompt?"""
-    same = (counts == counts[:, first_rows(col_group)[col_group]]).all(axis=0)
-    return np.bincount(col_group, weights=~same, minlength=n_groups) == 0
-
-
-def _group_nanmean(matrix: np.ndarray, col_group: np.ndarray, n_groups: int) -> np.ndarray:
-    # Indicator product: averages the valid rater columns of each group for all rows at once.
-    indicator = np.zeros((matrix.shape[-1], n_groups))
-    indicator[np.arange(matrix.shape[-1]), col_group] = 1.0
-    valid = ~np.isnan(matrix)
-    total = np.where(valid, matrix, 0.0) @ indicator
-    n = valid.astype(float) @ indicator
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, total / np.where(n > 0, n, 1), np.nan)
+    return rater_mean_bootstrap(lay.unit, lay.col, lay.values, lay.col_group,
+                                len(lay.groups), n_boot, seed)
 
 
 def _distinct_per_group(group: np.ndarray, key: np.ndarray, n_groups: int) -> np.ndarray:

@@ -153,6 +153,24 @@ def test_mean_pairwise_spearman_matches_scipy_pairs(missing):
                                                          abs=1e-12)
 
 
+@pytest.mark.parametrize("block", [10**9, 5])  # one block; a rater or two a block
+def test_mean_pairwise_spearman_of_a_sparse_crowd_matrix(monkeypatch, block):
+    """Many raters, each rating a few of the items: only raters sharing items are paired
+    (in blocks of bounded size), with the same mean as every pair compared by scipy."""
+    import concord.stats.entries as entries
+
+    monkeypatch.setattr(entries, "PAIR_BLOCK", block)
+    rng = np.random.default_rng(4)
+    data = np.full((30, 60), np.nan)
+    for item in range(60):  # each item rated by 4 of the 30 raters
+        data[rng.choice(30, 4, replace=False), item] = rng.choice([0, 0.5, 1, 2], 4)
+    data[:3, :20] = rng.choice([0, 1, 2], (3, 20))  # three raters share 20 items
+    expected = _pairwise_spearman_loop(data)
+    assert np.isfinite(expected)
+    assert mean_pairwise_spearman(data) == pytest.approx(expected, abs=1e-12)
+    assert np.isnan(mean_pairwise_spearman(np.full((5, 4), np.nan)))
+
+
 @pytest.mark.parametrize("missing", [0.0, 0.25])
 def test_leave_one_out_matches_scipy(missing):
     data = _random_matrix(9, raters=4, items=30, missing=missing)

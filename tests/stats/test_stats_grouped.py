@@ -102,6 +102,33 @@ def test_combine_table_is_long_format_per_statistic():
     assert out.loc[("a", "pearson"), "fisher_z"] == pytest.approx(0.4)
 
 
+def test_combine_table_equals_combine_r_per_group():
+    """All groups at once give what combine_r gives each group (NaN r skipped, a missing
+    key a group of its own, a group without any r NaN with count 0)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    n = 400
+    table = pd.DataFrame({"who": rng.choice(["rater", "model"], n),
+                          "name": rng.choice(["a", "b", "c", None], n),
+                          **{stat: rng.uniform(-1, 1, n) for stat in grouped_module.STATS}})
+    table.loc[rng.random(n) < 0.2, "spearman"] = np.nan
+    table.loc[table["name"] == "c", "pearson"] = np.nan
+    table.loc[3, "kendall_tau_b"] = 1.0  # clipped before atanh
+    out = combine_table(table, ["who", "name"], count="n")
+    expected = []
+    for head, part in table.groupby(["who", "name"], sort=True, dropna=False):
+        for stat in grouped_module.STATS:
+            expected.append({"who": head[0], "name": head[1], "statistic": stat,
+                             **combine_r(part[stat])})
+    want = pd.DataFrame(expected)
+    assert out[["who", "statistic"]].equals(want[["who", "statistic"]])
+    assert out["name"].tolist() == want["name"].tolist()
+    assert out["n"].tolist() == want["n"].tolist()
+    for col in ("mean_r", "fisher_z", "tanh_mean_r"):
+        np.testing.assert_allclose(out[col], want[col], rtol=0, atol=1e-12)
+
+
 def test_lengths_must_agree():
     with pytest.raises(ValueError, match="lengths differ"):
         grouped_correlations([1.0, 2.0], [1.0], [0, 0])

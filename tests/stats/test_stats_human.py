@@ -109,6 +109,41 @@ def test_vectorised_bootstrap_equals_slow_loop(make_ratings, missing):
     np.testing.assert_allclose(point, ref.loc[list(map(tuple, groups.values))], atol=1e-12)
 
 
+def _crowd_ratings(seed: int, raters: int = 40, prompts: int = 12) -> pd.DataFrame:
+    """A crowd study: each image rated by 3 of many raters, a rater rating a few images."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in range(prompts):
+        for m in range(3):
+            for r in rng.choice(raters, 3, replace=False):
+                rows.append((f"p{p:02d}", f"m{m}", f"r{r:02d}", "SC",
+                             float(rng.choice([0, 0.5, 1]))))
+    # One balanced group beside them: two raters rate every prompt of model "full" once.
+    rows += [(f"p{p:02d}", "full", r, "SC", float(rng.choice([0, 1])))
+             for p in range(prompts) for r in ("ra", "rb")]
+    return _frame(rows)
+
+
+@pytest.mark.parametrize("sparse_share", [0.0, 1.0])  # dense products; sparse products
+@pytest.mark.parametrize("block", [10**9, 12 * 7])  # one block; a few columns a block
+def test_crowd_bootstrap_in_column_blocks_equals_slow_loop(monkeypatch, block, sparse_share):
+    """Many raters with a few ratings each: resampled rater means are built a block of
+    columns at a time (bounded memory), from sparse or dense sums, and still equal the
+    resample-by-resample loop."""
+    import concord.stats.rater_means as rater_means
+
+    monkeypatch.setattr(rater_means, "BLOCK_CELLS", block)
+    monkeypatch.setattr(rater_means, "SPARSE_SHARE", sparse_share)
+    df = _crowd_ratings(3)
+    groups, point, samples = bootstrap_means(df, n_boot=25, seed=2)
+    slow = _slow_bootstrap(df, 25, 2)
+    for g, key in enumerate(groups.itertuples(index=False)):
+        np.testing.assert_allclose(samples[:, g], slow[(key.model, key.criterion)].to_numpy(
+            dtype=float), rtol=0, atol=1e-12)
+    ref = _reference_scores(df).set_index(["model", "criterion"])["mean"]
+    np.testing.assert_allclose(point, ref.loc[list(map(tuple, groups.values))], atol=1e-12)
+
+
 def test_resampling_contract_is_default_rng_integers():
     expected = np.random.default_rng(7).integers(0, 9, size=(5, 9))
     np.testing.assert_array_equal(bootstrap_indices(9, 5, 7), expected)
