@@ -15,7 +15,8 @@ from sqlite_utils import Database
 
 from concord.cli import main
 from concord.cli import stats as stats_cli
-from concord.services import exclusions, report, report_cache
+from concord.rubrics import model as rubric_model
+from concord.services import common, exclusions, report, report_cache
 from concord.store import report_cache as store
 from concord.store.db import open_db
 from concord.store.migrations import migrations
@@ -178,10 +179,34 @@ def test_a_changed_source_or_rubric_file_is_a_new_key(tmp_path, monkeypatch):
     assert report_cache.cache_key("s", options) == key
     rubric.write_text("combine: mean\n")  # one byte longer
     assert report_cache.cache_key("s", options) != key
+    (tmp_path / "rubrics" / ".#r.yaml").symlink_to(tmp_path / "gone")  # an editor's lock
+    assert report_cache.cache_key("s", options) != key  # and no error
     key = report_cache.cache_key("s", options)
     (tmp_path / "concord" / "new.py").write_text("")
+    # A process runs the modules it imported: its key follows them, not the disk...
+    assert report_cache.cache_key("s", options) == key
+    report_cache._sources.cache_clear()  # ...and the next process sees the new file.
     assert report_cache.cache_key("s", options) != key
     assert report_cache.cache_key("t", options) != report_cache.cache_key("s", options)
+
+
+def test_a_rubric_edited_while_a_process_runs_is_used_and_keyed(tmp_path, monkeypatch):
+    """The process parses the edited rubric again, so a report computed after the edit
+    (and stored under the new key) is the new rubric's, as a fresh process computes it."""
+    folder = tmp_path / "rubrics"
+    folder.mkdir()
+    source = (ROOT / "rubrics" / "imagenhub-released.yaml").read_text(encoding="utf-8")
+    source = source.replace("id: imagenhub-released", "id: edited")
+    path = folder / "edited.yaml"
+    path.write_text(source, encoding="utf-8")
+    monkeypatch.setattr(common, "DEFAULT_RUBRICS_DIR", folder)
+    monkeypatch.setattr(rubric_model, "DEFAULT_RUBRICS_DIR", folder)
+    first = common.rubric("edited")
+    assert common.rubric("edited") is first  # parsed once while the file is unchanged
+    edited = source.replace("method: geometric_mean", "method: arithmetic_mean")
+    assert edited != source
+    path.write_text(edited + "\n", encoding="utf-8")  # one byte longer: a new stamp
+    assert common.rubric("edited").combine.method == "arithmetic_mean" != first.combine.method
 
 
 def test_unknown_report_options_are_refused():
@@ -227,6 +252,37 @@ def test_a_damaged_entry_is_computed_again(seeded):
         db.execute("UPDATE report_cache SET body = X'00FF'")
     assert report_cache.report_json(db, "dash", options, lambda: "again") == ("again", False)
     assert report_cache.report_json(db, "dash", options, lambda: "unused") == ("again", True)
+
+
+@pytest.mark.parametrize("body", ["'not a zlib stream'", "1.5", "9000000000000000000"])
+def test_an_entry_changed_by_hand_into_text_or_a_number_is_computed_again(seeded, body):
+    db, _ = seeded
+    options = report_cache.options(n_boot=5)
+    report_cache.report_json(db, "dash", options, lambda: "first")
+    with db.conn:
+        db.execute(f"UPDATE report_cache SET body = {body}")
+    assert report_cache.report_json(db, "dash", options, lambda: "again") == ("again", False)
+
+
+def test_a_restore_never_repeats_a_fingerprint_seen_before_it(seeded, tmp_path):
+    """Backup, change A, restore, change B: the same counts as after change A, but the
+    dashboard (keyed by the fingerprint) must not take B's database for A's."""
+    from concord.store import backup as backup_store
+
+    db, db_path = seeded
+    saved = tmp_path / "saved.db"
+    backup_store.backup(db, saved)
+    rating = "(SELECT MIN(id) FROM ratings)"
+    with db.conn:
+        db.execute(f"UPDATE ratings SET value = 0 WHERE id = {rating}")
+    seen = store.fingerprint(db)
+    db.close()
+    backup_store.restore(db_path, saved, confirm=True)
+    db = open_db(db_path)
+    with db.conn:
+        db.execute(f"UPDATE ratings SET value = 1 WHERE id = {rating}")
+    assert store.fingerprint(db) != seen
+    db.close()
 
 
 def test_an_entry_that_would_expand_without_bound_is_computed_again(seeded):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from concord.errors import AuthError, NotFoundError, RatingError
-from concord.rubrics import Rubric, load_rubric_by_id
+from concord.rubrics import DEFAULT_RUBRICS_DIR, Rubric, load_rubric_by_id
 from concord.services import gate
 from concord.store import drafts, work
 from concord.store import raters as rater_store
@@ -38,9 +38,20 @@ def new_submission() -> str:
     return secrets.token_hex(16)
 
 
-@functools.lru_cache(maxsize=64)
 def rubric(rubric_id: str) -> Rubric:
-    """A rubric by id, parsed once per process (rubric files are read-only data)."""
+    """A rubric by id, parsed again only when its file changes (size or modification time):
+    a rubric edited while the app runs is the one its pages and reports use, and the one
+    the report cache keys them by (``concord.services.report_cache``)."""
+    try:
+        st = (DEFAULT_RUBRICS_DIR / f"{rubric_id}.yaml").stat()
+        stamp: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
+    except (OSError, ValueError):  # no such file: load_rubric_by_id names the known ones
+        stamp = None
+    return _parsed_rubric(rubric_id, stamp)
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_rubric(rubric_id: str, stamp: tuple[int, int] | None) -> Rubric:
     return load_rubric_by_id(rubric_id)
 
 

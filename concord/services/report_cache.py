@@ -7,7 +7,11 @@ A report depends on three things, and its cache key covers each:
 * the options (study, filters, resamples, seed, ...): part of the key;
 * the code and the files it reads: the size and modification time of every source file of
   Concord and the evaluators, of every rubric file (the derived criterion comes from the
-  rubric's ``combine``), and of numpy, pandas and scipy, plus the Python version.
+  rubric's ``combine``), and of numpy, pandas and scipy, plus the Python version. Source
+  files are looked at once per process, as Python imports them once: a server started
+  before an upgrade keys its reports by the code it runs. Rubric files are looked at on
+  every report, and a process parses a rubric again when its file changes
+  (``concord.services.common.rubric``), so both follow an edited rubric.
 
 A report is stored as its compact JSON, compressed; reading it back gives the same text, so
 ``stats --json`` prints byte for byte what a fresh computation prints.
@@ -30,8 +34,9 @@ from sqlite_utils import Database
 from concord.config import ROOT
 from concord.store import report_cache as store
 
-# Folders whose files the report's code and data come from (rubrics: derived criteria).
-_SOURCES = ("concord", "evaluators", "rubrics")
+# Folders of the report's code, and of its data (rubrics: the derived criteria).
+_SOURCES = ("concord", "evaluators")
+_RUBRICS = "rubrics"
 _SUFFIXES = (".py", ".yaml", ".yml", ".json", ".js")
 _LIBRARIES = ("numpy", "pandas", "scipy", "krippendorff", "sqlite_utils")
 # A stored report may expand at most this many times its size (plus _FLOOR bytes).
@@ -112,13 +117,17 @@ def cache_key(study_name: str, options: dict) -> str:
 
 
 def code_fingerprint() -> str:
-    """Changes when any source or rubric file, a library the statistics use, or Python
-    changes (a few milliseconds: file metadata only, no file is read)."""
-    parts = [sys.version]
-    for folder in _SOURCES:
-        parts += _tree(ROOT / folder)
+    """Changes when a rubric file, a source file (as this process first saw it), a library
+    the statistics use, or Python changes (milliseconds: file metadata only)."""
+    parts = [sys.version, *_sources(ROOT), *_tree(ROOT / _RUBRICS)]
     parts += [_library(name) for name in _LIBRARIES]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
+
+
+@cache
+def _sources(root: Path) -> tuple[str, ...]:
+    """The source folders' files, once per process (modules are imported once)."""
+    return tuple(line for folder in _SOURCES for line in _tree(root / folder))
 
 
 def _tree(folder: Path) -> list[str]:
@@ -128,7 +137,11 @@ def _tree(folder: Path) -> list[str]:
         for name in sorted(filenames):
             if name.endswith(_SUFFIXES):
                 path = os.path.join(dirpath, name)
-                st = os.stat(path)
+                try:
+                    st = os.stat(path)
+                except OSError:  # a dangling link (an editor's lock file), or just deleted
+                    found.append(f"{path}:missing")
+                    continue
                 found.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
     return found
 

@@ -9,6 +9,14 @@ hand (``sqlite3`` on the file), gives a fingerprint never seen before, and a cac
 is served only under the fingerprint it was computed at. Inserts (the bulk of every
 import) carry no trigger, so a million-row import costs nothing extra.
 
+One hand edit goes unseen: ``REPLACE INTO`` (``INSERT OR REPLACE``) typed in a client
+that leaves ``recursive_triggers`` off (the ``sqlite3`` shell does) and that gives the new
+row the old row's id; SQLite then deletes the old row without firing its DELETE trigger.
+Concord itself never replaces a data row (and sqlite-utils turns ``recursive_triggers``
+on); after such an edit, ``stats --no-cache`` computes afresh. A restore from a backup
+raises the counter above both files' (``concord.store.backup.restore``), so a running
+dashboard never takes the restored database for one it has seen.
+
 The fingerprint is taken *before* the data is read: a change during the computation makes
 the stored entry unreachable rather than wrong.
 """
@@ -81,7 +89,10 @@ def fingerprint(db: Database) -> str | None:
     counter = db.execute("SELECT n FROM data_changes WHERE id = 1").fetchone()
     if counter is None:  # the counter's row deleted by hand: changes would go unseen
         return None
-    rows = db.execute(counts).fetchall() if tables else []
+    try:
+        rows = db.execute(counts).fetchall() if tables else []
+    except sqlite3.OperationalError:  # a WITHOUT ROWID table made by hand has no rowid
+        return None
     text = f"{counter[0]}|" + "|".join(
         f"{t}:{c}:{m}" for t, (c, m) in zip(tables, rows, strict=True))
     return hashlib.sha256(text.encode()).hexdigest()
@@ -89,8 +100,10 @@ def fingerprint(db: Database) -> str | None:
 
 def get(db: Database, key: str, fp: str) -> bytes | None:
     """The body stored under ``key`` at fingerprint ``fp``, or None."""
-    row = db.execute("SELECT body FROM report_cache WHERE key = ? AND fingerprint = ?",
-                     [key, fp]).fetchone()
+    # typeof: a body changed by hand into text or a number is no entry (bytes() of an
+    # integer would allocate that many bytes).
+    row = db.execute("SELECT body FROM report_cache WHERE key = ? AND fingerprint = ? AND"
+                     " typeof(body) = 'blob'", [key, fp]).fetchone()
     return None if row is None else bytes(row[0])
 
 
