@@ -66,6 +66,18 @@ def alpha_from_counts(counts: np.ndarray, domain: np.ndarray, level: str) -> flo
                                         level_of_measurement=level))
 
 
+def percent_from_counts(counts: np.ndarray) -> float:
+    """Percent agreement from an items × values count table: the mean over items rated at
+    least twice of the share of agreeing rater pairs ``Σ_c n_c (n_c − 1) / (n (n − 1))``;
+    NaN without such an item."""
+    n = counts.sum(axis=1)
+    pairs = n >= 2
+    if not pairs.any():
+        return float("nan")
+    agreeing = (counts[pairs] * (counts[pairs] - 1)).sum(axis=1)
+    return float(np.mean(agreeing / (n[pairs] * (n[pairs] - 1))))
+
+
 def _modal_raters(n_per_item: np.ndarray) -> int:
     # Fleiss' κ needs the same number of raters on every item; we keep the items rated by
     # the most common number of raters (ties go to the larger number), so one missing

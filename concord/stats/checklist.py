@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from concord.stats._validate import require_columns
-from concord.stats.agreement import alpha_from_counts
+from concord.stats.agreement import alpha_from_counts, percent_from_counts
 from concord.stats.entries import Entries, value_counts
 
 TICK_COLUMNS = ("image_id", "rater", "criterion", "condition", "ticked")
@@ -34,17 +34,7 @@ def percent_agreement(matrix: np.ndarray) -> float:
         The percent agreement in [0, 1], or NaN when no item has two ratings.
     """
     counts, _ = value_counts(Entries.from_matrix(np.asarray(matrix, dtype=float)))
-    return _percent_agreement(counts)
-
-
-def _percent_agreement(counts: np.ndarray) -> float:
-    """:func:`percent_agreement` of an items × values count table."""
-    n = counts.sum(axis=1)
-    pairs = n >= 2
-    if not pairs.any():
-        return float("nan")
-    agreeing = (counts[pairs] * (counts[pairs] - 1)).sum(axis=1)
-    return float(np.mean(agreeing / (n[pairs] * (n[pairs] - 1))))
+    return percent_from_counts(counts)
 
 
 def condition_agreement(ticks: pd.DataFrame) -> pd.DataFrame:
@@ -68,7 +58,7 @@ def condition_agreement(ticks: pd.DataFrame) -> pd.DataFrame:
             "criterion": criterion, "condition": condition,
             "n_images": int((rated >= 2).sum()), "n_raters": int(part["rater"].nunique()),
             "n_ratings": len(part), "share_ticked": float(part["ticked"].mean()),
-            "percent_agreement": _percent_agreement(counts),
+            "percent_agreement": percent_from_counts(counts),
             "alpha_nominal": (alpha_from_counts(counts, domain, "nominal")
                               if cells.n_raters >= 2 else float("nan")),
         })

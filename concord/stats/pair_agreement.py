@@ -29,6 +29,7 @@ from concord.stats._validate import (
     require_columns,
     require_nonempty,
 )
+from concord.stats.agreement import percent_from_counts
 from concord.stats.pairs import check_pairs
 
 CATEGORIES = ("a", "b", "tie", "both_bad")
@@ -108,10 +109,7 @@ def _agreement_row(part: pd.DataFrame, item: list[str]) -> dict[str, float]:
     counts = np.bincount(codes * k + cat, minlength=n_items * k).reshape(n_items, k)
     counts = counts[counts.sum(axis=1) >= 2]
     counts = counts[:, counts.sum(axis=0) > 0]
-    alpha = agree = float("nan")
-    if len(counts):
-        n = counts.sum(axis=1)
-        agree = float(np.mean((counts * (counts - 1)).sum(axis=1) / (n * (n - 1))))
+    alpha, agree = float("nan"), percent_from_counts(counts)
     if counts.shape[1] >= 2:
         alpha = float(krippendorff.alpha(value_counts=counts, level_of_measurement="nominal",
                                          value_domain=np.arange(counts.shape[1])))

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from concord.stats._codes import column_codes
 from concord.stats._resample import bootstrap_weights, ratio, resampled_means
 
 # Cells of the dense prompts × columns (and resamples × columns) block built at once.
@@ -77,23 +78,12 @@ def _cells(unit: np.ndarray, col: np.ndarray, values: np.ndarray, n_cols: int) -
     key = col.astype(np.int64) * n_units + unit
     # Codes in key order: each column's cells in prompt order, so per-column totals add
     # the prompts in the order a dense prompts × columns matrix summed them.
-    codes = _dense(key)
+    codes, _ = column_codes(pd.Series(key))
     uniques = np.empty(int(codes.max()) + 1, dtype=np.int64)
     uniques[codes] = key
     sums = np.bincount(codes, weights=values, minlength=len(uniques))
     n = np.bincount(codes, minlength=len(uniques)).astype(float)
     return _Cells(uniques % n_units, uniques // n_units, sums, n)
-
-
-def _dense(key: np.ndarray) -> np.ndarray:
-    """Codes 0..k-1 of non-negative integer keys in sorted key order: a presence table
-    when the keys' range is small, else a hash factorize with its uniques sorted."""
-    top = int(key.max()) + 1
-    if top <= 8 * len(key) + 1_000_000:
-        present = np.zeros(top, dtype=bool)
-        present[key] = True
-        return (np.cumsum(present) - 1)[key]
-    return pd.factorize(key, sort=True)[0]
 
 
 def _balanced(cells: _Cells, col_group: np.ndarray, n_groups: int) -> np.ndarray:
@@ -104,7 +94,8 @@ def _balanced(cells: _Cells, col_group: np.ndarray, n_groups: int) -> np.ndarray
     """
     group = col_group[cells.col]
     n_units, top = int(cells.unit.max()) + 1, int(cells.n.max()) + 1
-    key = _dense((group * n_units + cells.unit) * top + cells.n.astype(np.int64))
+    key, _ = column_codes(pd.Series((group * n_units + cells.unit) * top
+                                    + cells.n.astype(np.int64)))
     short = np.bincount(key)[key] != np.bincount(col_group, minlength=n_groups)[group]
     return np.bincount(group, weights=short, minlength=n_groups) == 0
 

@@ -23,7 +23,7 @@ from sqlite_utils import Database
 
 from concord import atomic
 from concord.errors import ConcordError
-from concord.store import guard
+from concord.store import guard, report_cache
 from concord.store.db import open_db, transaction
 
 
@@ -147,7 +147,7 @@ def restore(db_path: Path, source_path: Path, *, confirm: bool) -> Restored:
                 f" ({after}); add --yes to confirm (a copy of the current database is kept)")
         safety = safety_copy_path(db_path)
         backup(db, safety)
-        seen = _changes(db.conn)
+        seen = report_cache.changes(db.conn)
         restore_into(db, source, str(source_path))
     finally:
         source.close()
@@ -155,24 +155,9 @@ def restore(db_path: Path, source_path: Path, *, confirm: bool) -> Restored:
             db.close()
     restored = open_db(db_path)  # upgrades a backup taken by an older Concord
     try:
-        _raise_changes(restored, seen)
+        with transaction(restored):  # the dashboard never takes it for a database it saw
+            report_cache.raise_changes(restored, seen)
     finally:
         restored.close()
     return Restored(before, after, safety)
 
-
-def _changes(conn: sqlite3.Connection) -> int:
-    """The database's change counter (concord.store.report_cache), 0 where it has none."""
-    try:
-        row = conn.execute("SELECT n FROM data_changes WHERE id = 1").fetchone()
-    except sqlite3.Error:
-        return 0
-    return int(row[0]) if row else 0
-
-
-def _raise_changes(db: Database, seen: int) -> None:
-    """Put the restored file's change counter above both its own and the replaced one's:
-    the dashboard keys its numbers by the fingerprint, and the restored counts plus a
-    later change could otherwise repeat a fingerprint it saw before the restore."""
-    with transaction(db):
-        db.execute("UPDATE data_changes SET n = MAX(n, ?) + 1 WHERE id = 1", [seen])

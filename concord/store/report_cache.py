@@ -98,6 +98,22 @@ def fingerprint(db: Database) -> str | None:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def changes(conn: sqlite3.Connection) -> int:
+    """The change counter ``data_changes.n``; 0 for a database without it."""
+    try:
+        row = conn.execute("SELECT n FROM data_changes WHERE id = 1").fetchone()
+    except sqlite3.Error:
+        return 0
+    return int(row[0]) if row else 0
+
+
+def raise_changes(db: Database, above: int) -> None:
+    """Put the counter above both its own value and ``above`` (in the caller's
+    transaction): after a restore, the restored counts plus a later change could otherwise
+    repeat a fingerprint that a running dashboard saw before the restore."""
+    db.execute("UPDATE data_changes SET n = MAX(n, ?) + 1 WHERE id = 1", [above])
+
+
 def get(db: Database, key: str, fp: str) -> bytes | None:
     """The body stored under ``key`` at fingerprint ``fp``, or None."""
     # typeof: a body changed by hand into text or a number is no entry (bytes() of an
