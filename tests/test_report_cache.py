@@ -5,6 +5,7 @@ concord.services.report_cache)."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -182,6 +183,11 @@ def test_a_changed_source_or_rubric_file_is_a_new_key(tmp_path, monkeypatch):
     (tmp_path / "rubrics" / ".#r.yaml").symlink_to(tmp_path / "gone")  # an editor's lock
     assert report_cache.cache_key("s", options) != key  # and no error
     key = report_cache.cache_key("s", options)
+    loop = tmp_path / "rubrics" / "loop.yaml"
+    loop.symlink_to(loop)  # a link to itself
+    os.mkfifo(tmp_path / "rubrics" / "pipe.yaml")  # stat only: never opened, never blocks
+    assert report_cache.cache_key("s", options) != key
+    key = report_cache.cache_key("s", options)
     (tmp_path / "concord" / "new.py").write_text("")
     # A process runs the modules it imported: its key follows them, not the disk...
     assert report_cache.cache_key("s", options) == key
@@ -207,6 +213,12 @@ def test_a_rubric_edited_while_a_process_runs_is_used_and_keyed(tmp_path, monkey
     assert edited != source
     path.write_text(edited + "\n", encoding="utf-8")  # one byte longer: a new stamp
     assert common.rubric("edited").combine.method == "arithmetic_mean" != first.combine.method
+    loop = folder / "loop.yaml"
+    loop.symlink_to(loop)
+    os.mkfifo(folder / "pipe.yaml")
+    for bad in ("loop", "pipe"):  # a clear error naming the rubric, no hang
+        with pytest.raises(FileNotFoundError, match=bad):
+            common.rubric(bad)
 
 
 def test_unknown_report_options_are_refused():

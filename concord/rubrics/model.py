@@ -161,7 +161,8 @@ def load_rubric_by_id(rubric_id: str, rubrics_dir: str | Path | None = None) -> 
     path = (DEFAULT_RUBRICS_DIR if rubrics_dir is None else Path(rubrics_dir)) / f"{rubric_id}.yaml"
     if not path.is_file():
         known = list_rubrics(rubrics_dir) if path.parent.is_dir() else []
-        raise FileNotFoundError(f"no rubric {rubric_id!r} at {path.resolve()} (known: {known})")
+        # absolute(), not resolve(): resolving a symlink loop raises instead of naming it.
+        raise FileNotFoundError(f"no rubric {rubric_id!r} at {path.absolute()} (known: {known})")
     return load_rubric(path)
 
 
