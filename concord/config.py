@@ -23,6 +23,10 @@ class Settings:
     base_url: str = "http://localhost:8501"
     admin_secret: str | None = None
     base_url_explicit: bool = False
+    # Behind a reverse proxy every visitor comes from the proxy's address: with
+    # CONCORD_TRUST_PROXY=1 a study link takes the client's address from the last entry of
+    # X-Forwarded-For (the one the proxy added) instead.
+    trust_proxy: bool = False
 
     @property
     def media_cache(self) -> Path:
@@ -32,7 +36,8 @@ class Settings:
     @classmethod
     def from_env(cls, db: str | Path | None = None) -> Settings:
         """Settings from ``CONCORD_DB``, ``CONCORD_BASE_URL`` (default
-        ``http://localhost:$CONCORD_PORT``, port 8501), ``CONCORD_ADMIN_SECRET``.
+        ``http://localhost:$CONCORD_PORT``, port 8501), ``CONCORD_ADMIN_SECRET``,
+        ``CONCORD_TRUST_PROXY`` (``1``: client addresses from X-Forwarded-For).
 
         Args:
             db: an explicit database path (``--db``) wins over the environment.
@@ -43,4 +48,5 @@ class Settings:
         base = (given or f"http://localhost:{port}").rstrip("/")
         secret = os.environ.get("CONCORD_ADMIN_SECRET") or None
         return cls(db_path=path, base_url=base, admin_secret=secret,
-                   base_url_explicit=given is not None)
+                   base_url_explicit=given is not None,
+                   trust_proxy=os.environ.get("CONCORD_TRUST_PROXY", "") == "1")

@@ -96,6 +96,10 @@ class StudyPlan:
     images: list[ImageSpec] = field(default_factory=list)
     gold: list[GoldSpec] = field(default_factory=list)
     gold_pairs: list[GoldPairSpec] = field(default_factory=list)
+    # What the researcher should know (not errors), and each model's image sizes and file
+    # types as text (the import report; concord.display).
+    warnings: list[str] = field(default_factory=list)
+    appearance: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -111,6 +115,8 @@ class ImportSummary:
     images_unchanged: int = 0
     gold_added: int = 0
     pairs_added: int = 0
+    warnings: list[str] = field(default_factory=list)
+    appearance: dict[str, str] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:

@@ -3,8 +3,8 @@
 import streamlit as st
 
 from concord.services import pairs
+from concord.ui import onboarding_view, session, widgets
 from concord.ui import pair_state as ps
-from concord.ui import session, widgets
 
 user = session.require_user()
 study = session.current_study(user.studies)
@@ -92,6 +92,7 @@ def head(item: pairs.PairItem | None, editing: bool) -> None:
                 else pairs.progress(session.db(), study, rater_id))
         widgets.progress_and_notice(done.done, done.skipped, done.assigned, "pairs judged",
                                     ps.NOTICE)
+        onboarding_view.check_warning(study, rater_id)
         if item is None:
             return
         widgets.literal(item.prompt or "(no prompt text)", css="concord-prompt")
@@ -110,7 +111,8 @@ def pair_screen() -> None:
     editing = st.session_state.get(ps.EDIT) is not None
     head(item, editing)
     if item is None:
-        st.success("All done — thank you! Every pair assigned to you has been judged.")
+        onboarding_view.finished_or(study, rater_id, "All done — thank you! Every pair "
+                                    "assigned to you has been judged.", pairs.UNIT)
         st.button("Undo last judgment [U]", key="pair_undo", on_click=ps.undo,
                   args=(study, rater_id))
         return

@@ -90,6 +90,7 @@ def head(rs: ranking.RankSet | None) -> None:
                 else ranking.progress(session.db(), study, rater_id))
         widgets.progress_and_notice(done.done, done.skipped, done.assigned,
                                     "prompts ranked", rk.NOTICE)
+        onboarding_view.check_warning(study, rater_id)
         if rs is None:
             return
         widgets.literal(rs.prompt or "(no prompt text)", css="concord-prompt")
@@ -109,7 +110,7 @@ def ranking_screen() -> None:
     head(rs)
     if rs is None:
         onboarding_view.finished_or(study, rater_id, "All done — thank you! Every prompt "
-                                    "assigned to you has been ranked.")
+                                    "assigned to you has been ranked.", ranking.UNIT)
         st.button("Undo last ranking", key="rank_undo_sub", on_click=rk.undo_submission,
                   args=(study, rater_id))
         return

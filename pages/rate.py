@@ -120,6 +120,7 @@ def head(item: rating.Item | None, editing: bool) -> None:
         done = (item.progress if item is not None and item.progress is not None
                 else rating.progress(session.db(), study, rater_id))
         widgets.progress_and_notice(done.done, done.skipped, done.assigned, "rated", rs.NOTICE)
+        onboarding_view.check_warning(study, rater_id)
         if item is None:
             return
         widgets.literal(item.prompt or "(no prompt text)", css="concord-prompt")
@@ -158,7 +159,7 @@ def scoring() -> None:
     head(item, editing)
     if item is None:
         onboarding_view.finished_or(study, rater_id, "All done — thank you! Every image "
-                                    "assigned to you has been rated.")
+                                    "assigned to you has been rated.", rating.UNIT)
         return
     left, right = st.columns([2, 3])
     with left:

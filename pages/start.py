@@ -1,5 +1,6 @@
 """Before the first item: instructions and consent, then the practice block; the end
-screen for a rater who did not pass it."""
+screen for a rater who did not pass it, or whose session ended (too many skips or failed
+attention checks)."""
 
 import streamlit as st
 
@@ -18,7 +19,7 @@ if st.session_state.get(onboarding_view.FEEDBACK) is not None or stage == "pract
     onboarding_view.practice(study, user.rater_id)
 elif stage == "consent":
     onboarding_view.consent(study, user.rater_id)
-elif stage == "failed":
+elif stage in ("failed", "screened", "blocked"):
     onboarding_view.ended(study, user.rater_id)
 else:
     st.rerun()  # nothing to do here any more: app.py shows the rating screens

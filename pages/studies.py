@@ -35,6 +35,11 @@ with st.form("import_form"):
             st.success(f"Study {s.study!r}: {s.prompts_added} prompts, {s.images_added} images "
                        f"added ({s.images_unchanged} unchanged)"
                        + (f", {s.pairs_added} pairs." if s.pairs_added else "."))
+            for warning in s.warnings:
+                st.warning(warning)
+            if s.appearance:
+                st.caption("Images per model: " + " · ".join(
+                    f"{model}: {looks}" for model, looks in s.appearance.items()))
 
 if rows:
     st.subheader("Delete a study")

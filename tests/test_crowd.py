@@ -49,26 +49,32 @@ def test_join_creates_one_rater_with_the_platform_parameters(db, study):
                       [joined.token]).fetchone()[0] == 0
 
 
-def test_same_participant_coming_back_is_the_same_rater_with_the_same_token(db, study):
+def test_same_participant_coming_back_with_their_token_is_the_same_rater(db, study):
     token = token_of(crowd.create_link(db, study, "http://x"))
     first = crowd.join(db, token, PROLIFIC)
-    again = crowd.join(db, token, {**PROLIFIC, "SESSION_ID": "se2"})  # new tab, device
+    # the same browser (its cookie holds the personal token), in a new Prolific session
+    again = crowd.join(db, token, {**PROLIFIC, "SESSION_ID": "se2"}, proof=first.token)
     assert again.rater_id == first.rater_id and not again.new
     assert again.token == first.token  # an open tab on the first token keeps working
     rater_store.rater_for_token(db, first.token)
     params = db.execute("SELECT params FROM crowd_participants").fetchone()[0]
-    assert '"SESSION_ID":"se2"' in params
+    assert '"SESSION_ID":"se1"' in params  # the first visit's ids are never overwritten
+    sessions = [r[0] for r in db.execute("SELECT params FROM crowd_sessions ORDER BY id")]
+    assert ['"SESSION_ID":"se1"' in sessions[0], '"SESSION_ID":"se2"' in sessions[1]] == [
+        True, True]
     assert db.execute("SELECT COUNT(*) FROM crowd_participants").fetchone()[0] == 1
 
 
 def test_two_participants_are_two_raters(db, study):
     token = token_of(crowd.create_link(db, study, "http://x"))
     a = crowd.join(db, token, PROLIFIC)
-    b = crowd.join(db, token, {**PROLIFIC, "PROLIFIC_PID": "other0000000000000000001"})
+    b = crowd.join(db, token, {**PROLIFIC, "PROLIFIC_PID": "0" * 23 + "1"})
     assert a.rater_id != b.rater_id and a.token != b.token
 
 
 def test_simultaneous_first_visits_make_one_account(tmp_path, study, db):
+    """Six tabs opening the link with one id at once: one account; the five visits that
+    came second bring no proof of being its owner and are refused."""
     token = token_of(crowd.create_link(db, study, "http://x"))
     path = tmp_path / "concord.db"
     got, errors = [], []
@@ -76,7 +82,7 @@ def test_simultaneous_first_visits_make_one_account(tmp_path, study, db):
     def visit() -> None:
         conn = open_db(path)
         try:
-            got.append(crowd.join(conn, token, PROLIFIC).rater_id)
+            got.append(crowd.join(conn, token, {"PROLIFIC_PID": PROLIFIC["PROLIFIC_PID"]}))
         except Exception as exc:  # counted below
             errors.append(exc)
         finally:
@@ -87,8 +93,8 @@ def test_simultaneous_first_visits_make_one_account(tmp_path, study, db):
         t.start()
     for t in threads:
         t.join()
-    assert errors == []
-    assert len(set(got)) == 1
+    assert [type(e) for e in errors] == [crowd.TakenError] * 5
+    assert len(got) == 1 and got[0].new
     assert db.execute("SELECT COUNT(*) FROM crowd_participants").fetchone()[0] == 1
 
 
@@ -96,7 +102,12 @@ def test_simultaneous_first_visits_make_one_account(tmp_path, study, db):
     ("prolific", {"STUDY_ID": "st1"}, "PROLIFIC_PID"),
     ("prolific", {"PROLIFIC_PID": ""}, "PROLIFIC_PID"),
     ("mturk", {"assignmentId": "a1", "hitId": "h1"}, "workerId"),
-    ("prolific", {"PROLIFIC_PID": "bad id;drop"}, "letters, digits"),
+    ("prolific", {"PROLIFIC_PID": "bad id;drop"}, "24 hexadecimal"),
+    ("prolific", {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1"}, "24 hexadecimal"),  # 23
+    ("prolific", {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1g"}, "24 hexadecimal"),
+    ("mturk", {"workerId": "B1B2C3D4E5F6G7"}, "'A' and 11 to 13"),
+    ("mturk", {"workerId": "A1B2C3"}, "'A' and 11 to 13"),
+    ("mturk", {"workerId": "A1B2C3D4E5F6G7H8"}, "'A' and 11 to 13"),
 ])
 def test_missing_or_bad_participant_id_is_one_clear_error(db, study, platform, params, needle):
     token = token_of(crowd.create_link(db, study, "http://x", platform=platform))
@@ -109,17 +120,22 @@ def test_mturk_preview_asks_to_accept_the_hit(db, study):
     token = token_of(crowd.create_link(db, study, "http://x", platform="mturk"))
     with pytest.raises(crowd.PreviewError, match="accept the HIT"):
         crowd.join(db, token, {"assignmentId": crowd.MTURK_PREVIEW, "hitId": "h"})
-    joined = crowd.join(db, token, {"workerId": "A1B2C3", "assignmentId": "AS1",
+    joined = crowd.join(db, token, {"workerId": "a1b2c3d4e5f6g7", "assignmentId": "AS1",
                                     "hitId": "H1"})
-    assert joined.name.startswith("mturk:A1B2C3")
+    assert joined.name.startswith("mturk:A1B2C3D4E5F6G7")  # compared in upper case
 
 
 def test_platform_none_without_id_makes_an_anonymous_rater(db, study):
     token = token_of(crowd.create_link(db, study, "http://x", platform="none"))
     a, b = crowd.join(db, token, {}), crowd.join(db, token, {})
     assert a.rater_id != b.rater_id
-    assert crowd.join(db, token, {"participant": "p-7"}).rater_id == \
-        crowd.join(db, token, {"participant": "p-7"}).rater_id
+    # the browser that kept a's token comes back as a
+    assert crowd.join(db, token, {}, proof=a.token).rater_id == a.rater_id
+    p7 = crowd.join(db, token, {"participant": "p-7"})
+    assert crowd.join(db, token, {"participant": "p-7"}, proof=p7.token).rater_id == \
+        p7.rater_id
+    with pytest.raises(crowd.TakenError):
+        crowd.join(db, token, {"participant": "p-7"})
 
 
 def test_unknown_revoked_and_rotated_links(db, study):
@@ -131,7 +147,8 @@ def test_unknown_revoked_and_rotated_links(db, study):
     with pytest.raises(AuthError, match="closed"):
         crowd.join(db, old, PROLIFIC)
     rater_store.rater_for_token(db, joined.token)  # who joined keeps their own link
-    assert crowd.join(db, token_of(new), PROLIFIC).rater_id == joined.rater_id
+    assert crowd.join(db, token_of(new), PROLIFIC, proof=joined.token).rater_id == \
+        joined.rater_id
     assert crowd.revoke_links(db, study) == 1
     with pytest.raises(AuthError, match="closed"):
         crowd.join(db, token_of(new), PROLIFIC)
@@ -182,8 +199,8 @@ def test_crowd_cli_link_status_revoke(tmp_path, capsys, monkeypatch):
     out, err = capsys.readouterr()
     url = out.strip()
     assert url.startswith("http://crowd.example:9000/?join=") and "workerId" in err
-    joined = crowd.join(open_db(dbp), url.split("join=")[1], {"workerId": "W1",
-                                                               "assignmentId": "A1"})
+    joined = crowd.join(open_db(dbp), url.split("join=")[1],
+                        {"workerId": "A1W2X3Y4Z5Q6R7", "assignmentId": "A1"})
     assert main(["--db", dbp, "crowd", "status", "--study", "crowd"]) == 0
     status = capsys.readouterr().out
     assert joined.name in status and "consent" in status

@@ -16,6 +16,9 @@ from tests.crowd_helpers import make_crowd_study
 RIGHT = {"SC": 1.0, "PR": 1.0}
 
 
+ANN, BOB, CLI = "a" * 24, "b" * 24, "c" * 24  # Prolific ids: 24 hexadecimal digits
+
+
 def crowd_rater(db, pid: str) -> crowd.Joined:
     link = crowd.create_link(db, "crowd", "http://x")
     return crowd.join(db, link.url.split("join=")[1],
@@ -58,7 +61,7 @@ def set_times(db, rater_id: int, ratings: list[float], practice: list[float],
 
 def test_pay_report_matches_the_hand_computed_case(db, tmp_path):
     studies.import_manifest(db, make_crowd_study(tmp_path / "crowd", quota=10))
-    ann, bob = crowd_rater(db, "ann0"), crowd_rater(db, "bob0")
+    ann, bob = crowd_rater(db, ANN), crowd_rater(db, BOB)
     work_through(db, ann, 3, skip_last=True)
     work_through(db, bob, 1)
     # ann: ratings 10 s and 400 s (capped at 300), a skip after 30 s, practice 20 s + 15 s
@@ -66,18 +69,18 @@ def test_pay_report_matches_the_hand_computed_case(db, tmp_path):
     # bob: one rating of 1.5 s, practice 0.5 s + 0 s: 2 s → 12 £/h × 2/3600 h = £0.0067
     set_times(db, bob.rater_id, [1.5], [0.5, 0.0], skip=None)
     report = crowd_report.pay_report(db, "crowd").set_index("participant_id")
-    a, b = report.loc["ann0"], report.loc["bob0"]
+    a, b = report.loc[ANN], report.loc[BOB]
     assert a["active_seconds"] == 375.0  # 10 + 300 + 30 + 20 + 15
     assert a["pay"] == 1.25  # 375 s = 0.10417 h × 12
     assert (a["items_done"], a["items_skipped"], a["practice_items"]) == (2, 1, 2)
     assert (a["platform"], a["platform_study_id"], a["platform_session_id"]) == \
-        ("prolific", "ST", "SE-ann0")
+        ("prolific", "ST", f"SE-{ANN}")
     # RIGHT matches the first practice gold only (p1/m1 expects SC 0): 1 of 2, threshold 0.5
     assert a["practice"] == "passed 1/2" and a["currency"] == "GBP"
     assert b["active_seconds"] == 2.0 and b["pay"] == 0.01
     other = crowd_report.pay_report(db, "crowd", hourly_rate=20.0, idle_cap=60.0)
-    assert other.set_index("participant_id").loc["ann0", "active_seconds"] == 135.0
-    assert other.set_index("participant_id").loc["ann0", "pay"] == 0.75
+    assert other.set_index("participant_id").loc[ANN, "active_seconds"] == 135.0
+    assert other.set_index("participant_id").loc[ANN, "pay"] == 0.75
 
 
 def test_pay_rounds_half_up_to_the_cent():
@@ -89,14 +92,14 @@ def test_pay_rounds_half_up_to_the_cent():
 
 def test_pay_cli_writes_the_csv(db, tmp_path, capsys, monkeypatch):
     studies.import_manifest(db, make_crowd_study(tmp_path / "crowd"))
-    work_through(db, crowd_rater(db, "cli0"), 2)
+    work_through(db, crowd_rater(db, CLI), 2)
     out = tmp_path / "pay.csv"
     db_path = tmp_path / "concord.db"
     assert main(["--db", str(db_path), "crowd", "pay", "--study", "crowd", "-o",
                  str(out)]) == 0
     frame = pd.read_csv(out, dtype={"participant_id": str})
     assert list(frame.columns) == crowd_report.PAY_COLUMNS
-    assert frame.loc[0, "participant_id"] == "cli0" and frame.loc[0, "items_done"] == 2
+    assert frame.loc[0, "participant_id"] == CLI and frame.loc[0, "items_done"] == 2
     assert main(["--db", str(db_path), "crowd", "pay", "--study", "crowd",
                  "--hourly-rate", "-1"]) == 1
     assert "hourly rate" in capsys.readouterr().err

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from concord.cli.common import db_for, progress_factory
@@ -73,6 +74,10 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
     studies.check_manifest(args.manifest)  # a bad path answers before the database opens
     db = db_for(settings)
     s = studies.import_manifest(db, args.manifest, progress=progress_factory)
+    for model, looks in s.appearance.items():
+        print(f"  {model}: {looks}", file=sys.stderr)
+    for warning in s.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if not s.changed:
         print(f"study {s.study!r}: nothing changed ({s.images_unchanged} images already there)")
         return 0

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from concord.errors import InputError, Problem
-from concord.importers import benchmarks, folders
+from concord.importers import benchmarks, folders, study_checks
 from concord.importers.images import verify_many
 from concord.importers.manifest import Manifest, load_manifest
 from concord.importers.pair_manifest import PAIR_GOLD, add_gold_pair, check_pairs
@@ -60,31 +60,18 @@ def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
     problems += check_pairs(m.pairs, list(models), str(m.path))
     gold_pairs: list[GoldPairSpec] = []
     gold = _read_gold(m, layout.prompts, models, problems, gold_pairs)
-    problems += _check_practice(m, gold)
+    problems += study_checks.check_practice(m, gold) + study_checks.check_quotas(m)
     if not layout.prompts and not problems:
         problems.append(Problem(str(m.path), "the study has no prompts", field="prompts"))
     if problems:
         raise InputError(problems)
+    shown, warnings, looks = study_checks.study_display(m, layout.files, infos)
+    settings = m.settings() | ({"display": shown.stored()} if shown else {})
     return StudyPlan(name=m.name, protocol=m.protocol, rubric=m.rubric, root=str(m.root),
-                     settings=m.settings(), models=list(models), prompts=layout.prompts,
-                     images=images, gold=gold, gold_pairs=gold_pairs)
-
-
-def _check_practice(m: Manifest, gold: list[GoldSpec]) -> list[Problem]:
-    """A practice block is made of scoring gold images: there must be enough of them."""
-    wanted = m.crowd.practice_items
-    if not wanted:
-        return []
-    if m.protocol == "rank":
-        return [Problem(str(m.path), "a practice block needs scoring gold images; "
-                                     "a rank study has none (use protocol score or both)",
-                        field="crowd.practice")]
-    have = len({(g.prompt_key, g.model, g.sample) for g in gold if g.unit == "image"})
-    if have < wanted:
-        where = f"the gold file has {have}" if m.gold else "the manifest has no 'gold' file"
-        return [Problem(str(m.path), f"a practice block of {wanted} item(s) needs as many "
-                                     f"scoring gold images; {where}", field="crowd.practice")]
-    return []
+                     settings=settings, models=list(models), prompts=layout.prompts,
+                     images=images, gold=gold, gold_pairs=gold_pairs,
+                     warnings=warnings + study_checks.gold_warnings(m, gold, len(gold_pairs)),
+                     appearance=looks)
 
 
 def _check_sources(m: Manifest, prompts: list[PromptSpec]) -> list[Problem]:

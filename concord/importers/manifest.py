@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from concord import crowd_settings
+from concord import check_settings, crowd_settings, display
 from concord.crowd_settings import CrowdSettings
 from concord.errors import InputError, Problem
 from concord.importers.images import DEFAULT_MAX_PIXELS
@@ -32,6 +32,7 @@ KNOWN_KEYS = {
     "name", "description", "protocol", "rubric", "layout", "root", "prompts", "questions",
     "models", "raters_per_item", "ranking", "gold", "max_pixels", "tasks", "variants",
     "benchmark", "seed", "lease_minutes", "quality", "pairs", "rubrics", "crowd", "checklist",
+    "display",
 }
 MAX_LEASE_MINUTES = 7 * 24 * 60
 RANKING_KEYS = {"prompts_per_dimension", "prompts", "seed", "ties", "sample", "criteria"}
@@ -77,6 +78,9 @@ class Manifest:
     rubrics: dict[str, str] = field(default_factory=dict)  # dimension -> its own rubric id
     crowd: CrowdSettings = field(default_factory=CrowdSettings)
     checklist: bool = False  # raters tick the rubric's conditions (docs/rubrics.md)
+    # ``display``: None (decided at import: on when the models' images differ), False (off)
+    # or {size?, format} (concord.display); the import resolves it into the settings.
+    display: dict[str, Any] | bool | None = None
 
     def settings(self) -> dict[str, Any]:
         """Study settings stored in the database."""
@@ -255,7 +259,8 @@ def _fill_numbers(m: Manifest, d: dict[str, Any], bad: Any) -> None:
         m.lease_minutes = float(lease)
     m.quality = _quality(d.get("quality"), bad)
     m.crowd, crowd_problems = crowd_settings.parse(d.get("crowd"))
-    for key, message in crowd_problems:
+    m.display, display_problems = display.parse(d.get("display"))
+    for key, message in crowd_problems + display_problems:
         bad(key, message)
     benchmark = d.get("benchmark")
     if benchmark is not None and not isinstance(benchmark, str):
@@ -265,15 +270,19 @@ def _fill_numbers(m: Manifest, d: dict[str, Any], bad: Any) -> None:
 
 
 def _quality(value: Any, bad: Any) -> dict[str, Any]:
-    """Flag thresholds of the rater-quality checks (docs/stats.md), checked here so a typo
-    is refused at import rather than at the first report."""
+    """Flag thresholds of the rater-quality checks (docs/stats.md) and the attention-check
+    keys (concord.check_settings), checked here so a typo is refused at import rather
+    than at the first report."""
     if value is None:
         return {}
     if not isinstance(value, dict):
         bad("quality", f"expected a mapping of thresholds, got {value!r}")
         return {}
+    thresholds, checks = check_settings.split(value)
+    for key, message in check_settings.problems(checks):
+        bad(key, message)
     try:
-        QualityThresholds.from_settings(value)
+        QualityThresholds.from_settings(thresholds)
     except ValueError as exc:
         bad("quality", str(exc))
         return {}

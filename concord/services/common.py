@@ -21,15 +21,20 @@ from concord.store.db import now, transaction
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """A rater's progress in one study and unit."""
+    """A rater's progress in one study and unit: ``assigned`` is the quota of done items
+    when the study has one (``by_quota``; skips are beside it, never in it), else the
+    items done, skipped, open and still available."""
 
     done: int
     skipped: int
     assigned: int
+    by_quota: bool = False
 
     @property
     def remaining(self) -> int:
         """Items still to do."""
+        if self.by_quota:
+            return max(self.assigned - self.done, 0)
         return max(self.assigned - self.done - self.skipped, 0)
 
 
@@ -86,22 +91,25 @@ class Pick:
 
 def pick_next(db: Database, study: study_store.Study, rater_id: int, unit: str) -> Pick:
     """Open the rater's next item: their own open one while its lease holds (or, after it
-    ran out, while its slot is still free), else the least-covered item in their own
-    shuffled order. One look at the queue also gives the item to preload and the progress.
+    ran out, while its slot is still free), else, when a gold item is due (one in each
+    block of ``quality.gold_every`` items, see :func:`gold_due`), the next gold item, else
+    the least-covered item in their own shuffled order. One look at the queue also gives
+    the item to preload and the progress.
 
     Runs inside the caller's transaction, so concurrent raters see each other's claims.
-    A rater who has not passed the study's consent and practice gets GateError; one who
-    reached the study's ``items_per_rater`` gets None.
+    A rater who has not passed the study's consent and practice, or whose session ended,
+    gets GateError; one who reached the unit's quota of done items gets None.
     """
     gate.check_work(db, study, rater_id)
-    if gate.quota_left(db, study, rater_id) == 0:
+    if gate.quota_left(db, study, rater_id, unit) == 0:
         return Pick(None, None, progress(db, study, rater_id, unit))
     cutoff = work.lease_cutoff(study.lease_minutes)
     opened = work.open_assignments(db, study.id, rater_id, unit)
     current, kept = _kept_open(db, study, rater_id, unit, opened, cutoff)
     seed = int(study.settings.get("seed", 0))
     best = work.candidates(db, study.id, rater_id, unit, study.k_for(unit), cutoff=cutoff,
-                           seed=seed, limit=2, practice=gate.practice_count(study))
+                           seed=seed, limit=2, practice=gate.practice_count(study),
+                           gold_first=current is None and gold_due(db, study, rater_id, unit))
     available = best[0].total if best else 0
     if current is None and best:
         current, best, available = best[0].item_id, best[1:], available - 1
@@ -109,7 +117,25 @@ def pick_next(db: Database, study: study_store.Study, rater_id: int, unit: str) 
     others = [i for i in kept if i != current] + [c.item_id for c in best]
     counts = work.status_counts(db, study.id, rater_id, unit)
     return Pick(current, others[0] if others else None,
-                _progress(db, study, rater_id, counts, counts["open"] + available))
+                _progress(study, unit, counts, counts["open"] + available))
+
+
+def gold_due(db: Database, study: study_store.Study, rater_id: int, unit: str) -> bool:
+    """Whether the rater's next item should be a gold item (an attention check).
+
+    The items a rater is served are cut into blocks of ``quality.gold_every`` (N); in
+    each block one position, drawn per rater, unit and block by a keyed hash (BLAKE2b,
+    key = study seed), is a gold item's, whatever the coverage. So every rater served N
+    items meets at least one, and a reload (the same counts) gives the same answer. A
+    gold item served earlier (when no other item was left) counts toward the blocks.
+    """
+    every = gate.checks_of(study).gold_every
+    served, gold = work.served_counts(db, study.id, rater_id, unit)
+    block, offset = divmod(served, every)
+    key = f"gold:{int(study.settings.get('seed', 0))}:{rater_id}:{unit}".encode()[:64]
+    digest = hashlib.blake2b(str(block).encode(), key=key, digest_size=8).digest()
+    slot = int.from_bytes(digest, "big") % every
+    return gold < block + (1 if offset >= slot else 0)
 
 
 def _kept_open(db: Database, study: study_store.Study, rater_id: int, unit: str,
@@ -130,20 +156,23 @@ def _kept_open(db: Database, study: study_store.Study, rater_id: int, unit: str,
 
 
 def progress(db: Database, study: study_store.Study, rater_id: int, unit: str) -> Progress:
-    """Done, skipped and assigned (done + skipped + open + still available, at most the
-    study's ``items_per_rater`` left) counts."""
+    """Done, skipped and assigned counts: assigned is the unit's quota of done items when
+    the study has one (skips never change it), else done + skipped + open + still
+    available."""
     counts = work.status_counts(db, study.id, rater_id, unit)
+    if gate.quota(study, unit) is not None:
+        return _progress(study, unit, counts, 0)
     available = work.count_candidates(db, study.id, rater_id, unit, study.k_for(unit),
                                       cutoff=work.lease_cutoff(study.lease_minutes),
                                       practice=gate.practice_count(study))
-    return _progress(db, study, rater_id, counts, counts["open"] + available)
+    return _progress(study, unit, counts, counts["open"] + available)
 
 
-def _progress(db: Database, study: study_store.Study, rater_id: int, counts: dict[str, int],
+def _progress(study: study_store.Study, unit: str, counts: dict[str, int],
               ahead: int) -> Progress:
-    left = gate.quota_left(db, study, rater_id)  # a crowd study's items_per_rater
-    if left is not None:
-        ahead = min(ahead, left)
+    wanted = gate.quota(study, unit)  # a crowd study's items_per_rater
+    if wanted is not None:
+        return Progress(counts["done"], counts["skipped"], wanted, by_quota=True)
     return Progress(counts["done"], counts["skipped"], counts["done"] + counts["skipped"] + ahead)
 
 
@@ -161,16 +190,19 @@ def require(condition: bool, message: str) -> None:
 
 def skip_item(db: Database, study_name: str, rater_id: int, unit: str, item_id: int,
               reason: str) -> None:
-    """Skip an image or a ranking set with a reason; it is not served to this rater again."""
+    """Skip an image, a ranking set or a pair with a reason; it is not served to this rater
+    again. A skip past the study's limit ends the rater's session (gate.after_skip)."""
     if not reason.strip():
         raise RatingError("give a reason for skipping")
     study = member_study(db, study_name, rater_id)
     with transaction(db):
+        gate.check_open(db, study, rater_id)
         require(work.get_assignment(db, study.id, rater_id, unit, item_id) is not None,
                 f"{unit} {item_id} was never given to you")
         work.add_mark(db, study.id, rater_id, unit, item_id, "skip", reason.strip())
         work.close(db, study.id, rater_id, unit, item_id, "skipped")
         drafts.drop(db, study.id, rater_id, unit, item_id)
+        gate.after_skip(db, study, rater_id)
 
 
 def reopen_item(db: Database, study_name: str, rater_id: int, unit: str, item_id: int) -> None:
@@ -178,6 +210,7 @@ def reopen_item(db: Database, study_name: str, rater_id: int, unit: str, item_id
     lease."""
     study = member_study(db, study_name, rater_id)
     with transaction(db):
+        gate.check_open(db, study, rater_id)
         require(work.get_assignment(db, study.id, rater_id, unit, item_id) is not None,
                 f"{unit} {item_id} was never given to you")
         work.claim(db, study.id, rater_id, unit, item_id)

@@ -1,61 +1,60 @@
 """Study links for crowd platforms: create, rotate, revoke, and join through one.
 
 A study link (``<base>/?join=<token>``) lets anyone with it sign up, without a personal
-invite. The platform appends its participant parameters (Prolific: ``PROLIFIC_PID``,
-``STUDY_ID``, ``SESSION_ID``; MTurk: ``workerId``, ``assignmentId``, ``hitId``); the
-participant id is the identity, so one id is one rater in a study, whatever tab or device
-they come back from. Joining gives the rater their own token, derived from the link token
-and the participant id, so coming back through the link gives the same token: an open tab
-keeps working.
+invite. The platform appends its participant parameters (concord.services.crowd_ids);
+the participant id is the identity, one rater per id in a study.
+
+**One person per participant id.** The first visit with an id creates the rater and gives
+them a random personal token (only its hash is stored); the browser keeps it (the URL
+becomes ``?token=…``, and the app stores it in a cookie). A later visit through the study
+link with the same id must prove it is the same person: the personal token (the cookie),
+or the platform session the participant was seen with before (Prolific ``SESSION_ID``,
+MTurk ``assignmentId``, which only they and the platform know). Without proof the visit
+is refused and changes nothing: anyone who knows a link and someone's participant id
+cannot become them. Platform parameters are never overwritten: each new session is kept.
+
+**Limits.** Ids must have the platform's format (a link made with ``strict_ids`` off
+accepts any); a study takes at most ``crowd.max_participants`` participants and
+``crowd.joins_per_minute`` new ones a minute; every visit is logged (outcome, a keyed
+hash of the client address), so the researcher sees many ids from one client.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlite_utils import Database
 
+from concord.crowd_settings import CrowdSettings
 from concord.errors import AuthError, ConcordError
+from concord.services.crowd_ids import (  # noqa: F401 - re-exported for callers
+    MTURK_PREVIEW,
+    PLATFORMS,
+    JoinError,
+    PreviewError,
+    anonymous_id,
+    captured,
+    participant_id,
+)
 from concord.store import crowd as crowd_store
+from concord.store import crowd_joins
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
 from concord.store.db import audit, transaction
 
-
-@dataclass(frozen=True, slots=True)
-class Platform:
-    """The URL parameters a crowd platform appends to a study link."""
-
-    label: str
-    id_param: str
-    params: tuple[str, ...]
-    id_required: bool
-
-
-PLATFORMS = {
-    "prolific": Platform("Prolific", "PROLIFIC_PID", ("STUDY_ID", "SESSION_ID"), True),
-    "mturk": Platform("MTurk", "workerId", ("assignmentId", "hitId", "turkSubmitTo"), True),
-    "none": Platform("this study", "participant", (), False),
-}
-# MTurk shows a HIT to workers before they accept it with this assignment id.
-MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
-_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_PARAM = re.compile(r"[\x21-\x7e]{1,512}")  # visible ASCII (turkSubmitTo is a URL)
+_ID_OR_CODE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _URL = re.compile(r"https?://[^\s]{1,2000}")
 
 
-class JoinError(ConcordError):
-    """A study link opened without what the platform must send (the participant id)."""
+class TakenError(JoinError):
+    """A participant id that already started, visited without the proof of its owner."""
 
 
-class PreviewError(JoinError):
-    """An MTurk worker previewing the HIT: they must accept it to start."""
+class LimitError(JoinError):
+    """The study is full, or too many people are joining at this moment."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +74,7 @@ class Joined:
     token: str
     study: str
     new: bool
+    study_id: int = 0
 
 
 def _check_codes(codes: Mapping[str, str | None]) -> dict[str, str | None]:
@@ -83,7 +83,7 @@ def _check_codes(codes: Mapping[str, str | None]) -> dict[str, str | None]:
         code, url = codes.get(f"{kind}_code"), codes.get(f"{kind}_url")
         if code and url:
             raise ConcordError(f"give a {kind} code or a {kind} URL, not both")
-        if code is not None and not _ID.fullmatch(code.strip()):
+        if code is not None and not _ID_OR_CODE.fullmatch(code.strip()):
             raise ConcordError(f"{kind} code {code!r}: 1 to 64 letters, digits, '-' or '_'")
         if url is not None and not _URL.fullmatch(url.strip()):
             raise ConcordError(f"{kind} URL {url!r}: expected an http(s) address")
@@ -94,8 +94,10 @@ def _check_codes(codes: Mapping[str, str | None]) -> dict[str, str | None]:
 
 def create_link(db: Database, study_name: str, base_url: str, *, platform: str = "prolific",
                 codes: Mapping[str, str | None] | None = None, rotate: bool = False,
-                actor: str = "cli") -> CreatedLink:
-    """A new study link; with ``rotate`` the study's active links are revoked first.
+                strict_ids: bool = True, actor: str = "cli") -> CreatedLink:
+    """A new study link; with ``rotate`` the study's active links are revoked first. With
+    ``strict_ids`` off it accepts any participant id of 1 to 64 letters, digits, ``-`` or
+    ``_`` instead of the platform's format (another platform, a test run).
 
     Raises:
         ConcordError: an unknown platform, or a code and a URL given for the same outcome.
@@ -108,9 +110,10 @@ def create_link(db: Database, study_name: str, base_url: str, *, platform: str =
     token = secrets.token_urlsafe(24)
     with transaction(db):
         revoked = crowd_store.revoke_links(db, study.id) if rotate else 0
-        link = crowd_store.insert_link(db, study.id, token, platform, clean)
+        link = crowd_store.insert_link(db, study.id, token, platform, clean,
+                                       strict_ids=strict_ids)
         audit(db, actor, "crowd_link", study.name, link_id=link.id, platform=platform,
-              rotated=revoked, **clean)
+              rotated=revoked, strict_ids=strict_ids, **clean)
     return CreatedLink(link, f"{base_url.rstrip('/')}/?join={token}")
 
 
@@ -128,78 +131,124 @@ def links(db: Database, study_name: str) -> list[crowd_store.Link]:
     return crowd_store.links(db, study_store.get_study(db, study_name).id)
 
 
-def rater_token(link_token: str, study_id: int, platform: str, participant_id: str) -> str:
-    """The personal token of a participant: the same for every visit through one link.
-
-    Only the link's holders can compute it (it is keyed by the link token), and it gives
-    no more than the link itself does: whoever has the link and an id can join as that id.
-    """
-    mac = hmac.new(link_token.encode(), f"{study_id}:{platform}:{participant_id}".encode(),
-                   hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(mac).decode().rstrip("=")
+TAKEN = ("this participant ID has already started this study in another browser or tab; "
+         "continue in the browser and tab you started in (or open the study again from "
+         "there). If you cannot, contact the researcher through the platform")
+FULL = "this study is full: it takes no more participants"
+BUSY = "too many people are joining at this moment; please open the link again in a minute"
 
 
-def _participant_id(platform: str, params: Mapping[str, str]) -> str:
-    spec = PLATFORMS[platform]
-    if platform == "mturk" and params.get("assignmentId") == MTURK_PREVIEW:
-        raise PreviewError("this is a preview of the task: accept the HIT to start")
-    pid = str(params.get(spec.id_param) or "").strip()
-    if not pid:
-        if spec.id_required:
-            raise JoinError(f"this study link needs your {spec.label} ID (the "
-                            f"{spec.id_param} parameter); open the study from {spec.label}")
-        return "anon-" + secrets.token_hex(8)
-    if not _ID.fullmatch(pid):
-        raise JoinError(f"{spec.id_param} must be 1 to 64 letters, digits, '-' or '_'")
-    return pid
+@dataclass(frozen=True, slots=True)
+class _Visit:
+    """What came of a visit (decided inside the join's transaction)."""
+
+    outcome: str
+    pid: str
+    rater_id: int = 0
+    name: str = ""
+    token: str = ""
 
 
-def _captured(platform: str, params: Mapping[str, str]) -> dict[str, str]:
-    out = {}
-    for key in PLATFORMS[platform].params:
-        value = str(params.get(key) or "").strip()
-        if value:
-            if not _PARAM.fullmatch(value):
-                raise JoinError(f"{key} must be 1 to 512 visible characters")
-            out[key] = value
-    return out
+def join(db: Database, link_token: str, params: Mapping[str, str], *,
+         proof: str | Sequence[str] | None = None, client: str | None = None) -> Joined:
+    """Sign up (or come back) through a study link (see the module doc).
 
-
-def join(db: Database, link_token: str, params: Mapping[str, str]) -> Joined:
-    """Sign up (or come back) through a study link.
+    Args:
+        proof: the personal token(s) the visitor's browser kept (its cookies), if any.
+        client: the visitor's address (only a keyed hash is stored).
 
     Raises:
         AuthError: an unknown or closed link, or a participant the researcher revoked.
-        JoinError: the platform's participant id is missing or malformed.
+        PreviewError: an MTurk preview.
+        JoinError: the participant id is missing or malformed; TakenError: the id started
+            before and the visit brings no proof; LimitError: the study is full or too
+            many are joining this minute. Nothing but the visit's log entry is stored.
     """
     link = crowd_store.link_for_token(db, link_token) if link_token else None
     if link is None:
         raise AuthError("this study link is not valid")
     if not link.active:
         raise AuthError("this study link has been closed")
-    pid = _participant_id(link.platform, params)
-    captured = _captured(link.platform, params)
     study = study_store.get_study_by_id(db, link.study_id)
-    token = rater_token(link_token, study.id, link.platform, pid)
+    key = crowd_joins.client_key(db, client)
+    try:
+        pid = participant_id(link.platform, params, strict=link.strict_ids)
+        sent = captured(link.platform, params)
+    except PreviewError:
+        raise
+    except JoinError:
+        with transaction(db):
+            crowd_joins.log(db, study.id, link.id, None, key, "invalid")
+        raise
+    proofs = [proof] if isinstance(proof, str) else [p for p in proof or () if p]
     with transaction(db):
+        visit = _visit(db, study, link, pid, sent, proofs, key)
+        crowd_joins.log(db, study.id, link.id, visit.pid, key, visit.outcome)
+    if visit.outcome == "refused":
+        raise TakenError(TAKEN)
+    if visit.outcome in ("full", "busy"):
+        raise LimitError(FULL if visit.outcome == "full" else BUSY)
+    return Joined(visit.rater_id, visit.name, visit.token, study.name, visit.outcome == "joined",
+                  study.id)
+
+
+def _visit(db: Database, study: study_store.Study, link: crowd_store.Link, pid: str | None,
+           sent: dict[str, str], proofs: list[str], key: str | None) -> _Visit:
+    if pid is not None:
         found = crowd_store.find_participant(db, study.id, link.platform, pid)
-        if found is not None:
-            rater_id = found.rater_id
-            if rater_store.is_revoked(db, rater_id):
-                raise AuthError("your participation in this study was ended by the researcher")
-            crowd_store.touch_participant(db, rater_id, link.id, captured)
-        else:
-            rater_id = _new_participant(db, study, link, pid, captured)
-        rater_store.set_token(db, rater_id, token)
-    name = crowd_store.rater_name(link.platform, pid, study.id)
-    return Joined(rater_id, name, token, study.name, found is None)
+    else:  # platform "none" without an id: the browser's own participant, if it has one
+        found = next((f for p in proofs
+                      if (f := crowd_store.participant_by_token(db, study.id, p))), None)
+    if found is None:
+        return _first_visit(db, study, link, pid or anonymous_id(), sent, key)
+    if rater_store.is_revoked(db, found.rater_id):
+        raise AuthError("your participation in this study was ended by the researcher")
+    token = _proven(db, link, found, sent, proofs)
+    name = crowd_store.rater_name(found.platform, found.participant_id, study.id)
+    if token is None:
+        return _Visit("refused", found.participant_id, name=name)
+    crowd_store.touch_participant(db, found.rater_id)
+    crowd_joins.add_session(db, study.id, found.rater_id, link.id, sent, key)
+    return _Visit("resumed", found.participant_id, found.rater_id, name, token)
 
 
-def _new_participant(db: Database, study: study_store.Study, link: crowd_store.Link, pid: str,
-                     captured: dict[str, str]) -> int:
+def _proven(db: Database, link: crowd_store.Link, found: crowd_store.Participant,
+            sent: dict[str, str], proofs: list[str]) -> str | None:
+    """The token a returning participant goes on with: their own (the browser kept it),
+    or a new one when they came back in a platform session they were seen in before (the
+    old token cannot be given back: only its hash is stored). None: no proof."""
+    for proof in proofs:
+        if crowd_store.holds_token(db, found.rater_id, proof):
+            return proof
+    param = PLATFORMS[link.platform].session_param
+    if param and sent.get(param) and crowd_joins.had_session(db, found.rater_id, param,
+                                                              sent[param]):
+        token = rater_store.new_token()
+        rater_store.set_token(db, found.rater_id, token)
+        return token
+    return None
+
+
+def _first_visit(db: Database, study: study_store.Study, link: crowd_store.Link, pid: str,
+                 sent: dict[str, str], key: str | None) -> _Visit:
+    cfg = CrowdSettings.of(study.settings)
     name = crowd_store.rater_name(link.platform, pid, study.id)
+    if (cfg.max_participants is not None
+            and crowd_store.participant_count(db, study.id) >= cfg.max_participants):
+        return _Visit("full", pid, name=name)
+    if crowd_joins.joined_since(db, study.id, 60.0) >= cfg.joins_per_minute:
+        return _Visit("busy", pid, name=name)
     rater = rater_store.ensure_rater(db, name)
     rater_store.add_to_study(db, rater.id, study.id)
-    crowd_store.add_participant(db, study.id, link.platform, pid, rater.id, link.id, captured)
+    crowd_store.add_participant(db, study.id, link.platform, pid, rater.id, link.id, sent)
+    crowd_joins.add_session(db, study.id, rater.id, link.id, sent, key)
+    token = rater_store.new_token()
+    rater_store.set_token(db, rater.id, token)
     audit(db, "crowd", "crowd_join", study.name, rater=name, link_id=link.id)
-    return rater.id
+    return _Visit("joined", pid, rater.id, name, token)
+
+
+def study_of_participant(db: Database, rater_id: int) -> int | None:
+    """The study a rater joined through a study link, None for an invited rater."""
+    found = crowd_store.participant_of(db, rater_id)
+    return found.study_id if found is not None else None

@@ -8,6 +8,13 @@ piece counts at most ``idle_cap_seconds`` (study setting, default 300 s), so a t
 open over lunch adds five minutes, not an hour; time between items (reading a notice,
 loading the next image) is not counted. Edits and undos carry no time on item.
 **Pay** is active hours × the hourly rate, rounded half up to the cent.
+
+**Status** of each rater (what to approve or reject on the platform): ``completed``
+(the study's quota of done items reached), ``screened out`` (failed practice, or more
+skips than the study allows), ``failed checks`` (too many wrong answers to attention
+checks, ``quality.block_after``), ``returned`` (left unfinished: nothing done there for
+longer than the study's lease, so their items went back to others) or ``incomplete``
+(unfinished, active within the lease).
 """
 
 from __future__ import annotations
@@ -19,8 +26,9 @@ from sqlite_utils import Database
 
 from concord.errors import ConcordError
 from concord.services import gate
+from concord.store import checks as check_store
 from concord.store import crowd as crowd_store
-from concord.store import onboarding
+from concord.store import crowd_joins, onboarding, work
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
 
@@ -28,8 +36,10 @@ if TYPE_CHECKING:  # only the pay report is a frame
     import pandas as pd
 
 PAY_COLUMNS = ["rater", "platform", "participant_id", "platform_study_id",
-               "platform_session_id", "items_done", "items_skipped", "practice_items",
-               "practice", "active_seconds", "hourly_rate", "currency", "pay"]
+               "platform_session_id", "status", "items_done", "items_skipped",
+               "practice_items", "practice", "checks_passed", "checks_failed", "sessions",
+               "all_session_ids", "active_seconds", "hourly_rate", "currency", "pay"]
+STATUSES = ("completed", "screened out", "failed checks", "returned", "incomplete")
 # Where each platform puts its study and session ids among the captured parameters.
 _IDS = {"prolific": ("STUDY_ID", "SESSION_ID"), "mturk": ("hitId", "assignmentId")}
 
@@ -66,6 +76,27 @@ def _practice_text(state: onboarding.Onboarding | None) -> str:
     return f"{state.practice_state} {state.practice_correct}/{state.practice_total}"
 
 
+def _status(db: Database, study: study_store.Study, rater_id: int, last: str | None,
+            cutoff: str) -> str:
+    """One of :data:`STATUSES` (see the module doc)."""
+    stage = gate.stage(db, study, rater_id)
+    if stage in (gate.FAILED, gate.SCREENED):
+        return "screened out"
+    if stage == gate.BLOCKED:
+        return "failed checks"
+    if stage == gate.WORK and gate.finished(db, study, rater_id):
+        return "completed"
+    return "returned" if last is None or last < cutoff else "incomplete"
+
+
+def statuses(db: Database, study: study_store.Study) -> dict[int, str]:
+    """Every rater's status in a study, by rater id."""
+    last = onboarding.last_activity(db, study.id)
+    cutoff = work.lease_cutoff(study.lease_minutes)
+    return {r["id"]: _status(db, study, r["id"], last.get(r["id"]), cutoff)
+            for r in rater_store.list_raters(db, study.id)}
+
+
 def pay_report(db: Database, study_name: str, *, hourly_rate: float | None = None,
                idle_cap: float | None = None) -> pd.DataFrame:
     """One row per rater of the study (crowd participants and invited raters), columns
@@ -79,13 +110,12 @@ def pay_report(db: Database, study_name: str, *, hourly_rate: float | None = Non
     rate = cfg.hourly_rate if hourly_rate is None else hourly_rate
     cap = cfg.idle_cap_seconds if idle_cap is None else idle_cap
     _check_numbers(rate, cap)
-    work: dict[int, list[tuple[str, float | None]]] = {}
+    work_by: dict[int, list[tuple[str, float | None]]] = {}
     for rater_id, kind, seconds in onboarding.timed_work(db, study.id):
-        work.setdefault(rater_id, []).append((kind, seconds))
-    done = onboarding.done_counts(db, study.id)
-    states = onboarding.states(db, study.id)
-    rows = [_pay_row(db, r, work.get(r["id"], []), done.get(r["id"], 0),
-                     states.get(r["id"]), rate, cap, cfg.currency)
+        work_by.setdefault(rater_id, []).append((kind, seconds))
+    facts = _Facts(db, study)
+    rows = [{**_pay_row(db, r, work_by.get(r["id"], []), facts, rate, cap),
+             "currency": cfg.currency}
             for r in rater_store.list_raters(db, study.id)]
     import pandas as pd
 
@@ -99,44 +129,82 @@ def _check_numbers(rate: float | None, cap: float) -> None:
         raise ConcordError(f"idle cap must be a number of seconds > 0, got {cap!r}")
 
 
+class _Facts:
+    """What the report needs of every rater of a study, read once."""
+
+    def __init__(self, db: Database, study: study_store.Study) -> None:
+        self.done = onboarding.done_counts(db, study.id)
+        self.states = onboarding.states(db, study.id)
+        self.checks = check_store.all_counts(db, study.id)
+        self.status = statuses(db, study)
+
+
 def _pay_row(db: Database, rater: dict[str, Any], mine: list[tuple[str, float | None]],
-             done: int, state: onboarding.Onboarding | None, rate: float | None, cap: float,
-             currency: str) -> dict[str, Any]:
+             facts: _Facts, rate: float | None, cap: float) -> dict[str, Any]:
     part = crowd_store.participant_of(db, rater["id"])
     platform = part.platform if part else "invite"
     ids = _IDS.get(platform, ("", ""))
-    params = part.params if part else {}
+    sessions = crowd_joins.sessions(db, rater["id"]) if part else []
+    params = sessions[-1] if sessions else (part.params if part else {})
     seconds = active_seconds([s for _, s in mine], cap)
+    passed, failed = facts.checks.get(rater["id"], (0, 0))
     return {
         "rater": rater["name"], "platform": platform,
         "participant_id": part.participant_id if part else "",
         "platform_study_id": params.get(ids[0], ""),
         "platform_session_id": params.get(ids[1], ""),
-        "items_done": done, "items_skipped": sum(k == "skip" for k, _ in mine),
+        "status": facts.status[rater["id"]],
+        "items_done": facts.done.get(rater["id"], 0),
+        "items_skipped": sum(k == "skip" for k, _ in mine),
         "practice_items": sum(k == "practice" for k, _ in mine),
-        "practice": _practice_text(state), "active_seconds": seconds,
-        "hourly_rate": rate, "currency": currency, "pay": pay_for(seconds, rate),
+        "practice": _practice_text(facts.states.get(rater["id"])),
+        "checks_passed": passed, "checks_failed": failed, "sessions": len(sessions),
+        "all_session_ids": " ".join(s.get(ids[1], "") for s in sessions if s.get(ids[1])),
+        "active_seconds": seconds, "hourly_rate": rate, "pay": pay_for(seconds, rate),
     }
 
 
 def status(db: Database, study_name: str) -> list[dict[str, Any]]:
-    """Per rater of the study: how they joined, consent time, practice result, items done,
-    when they finished, and the stage they are at (``consent``, ``practice``, ``failed``,
-    ``work``)."""
+    """Per rater of the study: how they joined, consent time, practice result, items done
+    and skipped, attention checks passed and failed, the stage they are at (``consent``,
+    ``practice``, ``failed``, ``screened``, ``blocked``, ``work``), their status (see the
+    module doc), when they finished, their platform sessions, visits with their id that
+    were refused (no proof of being them) and how many participant ids came from the
+    client they came from (``ids_from_client``; ``flag`` says ``many ids from one
+    client`` at ``crowd.flag_ids_per_client`` or more)."""
     study = study_store.get_study(db, study_name)
-    states = onboarding.states(db, study.id)
-    done = onboarding.done_counts(db, study.id)
+    facts = _Facts(db, study)
+    refused = crowd_joins.refused_counts(db, study.id)
+    per_client = crowd_joins.ids_per_client(db, study.id)
+    flag_at = gate.settings_of(study).flag_ids_per_client
     out = []
     for r in rater_store.list_raters(db, study.id):
         part = crowd_store.participant_of(db, r["id"])
-        state = states.get(r["id"], onboarding.Onboarding())
+        state = facts.states.get(r["id"], onboarding.Onboarding())
+        pid = part.participant_id if part else ""
+        passed, failed = facts.checks.get(r["id"], (0, 0))
+        same = per_client.get(pid, 0) if part else 0
         out.append({
             "rater": r["name"], "platform": part.platform if part else "invite",
-            "participant_id": part.participant_id if part else "",
-            "joined_at": part.joined_at if part else r["created_at"],
+            "participant_id": pid, "joined_at": part.joined_at if part else r["created_at"],
             "consented_at": state.consented_at or "", "practice": _practice_text(state),
-            "items_done": done.get(r["id"], 0), "stage": gate.stage(db, study, r["id"]),
-            "finished_at": state.completed_at or "",
+            "items_done": facts.done.get(r["id"], 0),
+            "items_skipped": work.skipped_count(db, study.id, r["id"]),
+            "checks_passed": passed, "checks_failed": failed,
+            "stage": gate.stage(db, study, r["id"]), "status": facts.status[r["id"]],
+            "finished_at": state.completed_at or state.ended_at or "",
+            "sessions": len(crowd_joins.sessions(db, r["id"])) if part else 0,
+            "refused_visits": refused.get(pid, 0) if part else 0,
+            "ids_from_client": same,
+            "flag": "many ids from one client" if same >= flag_at else "",
             "link": "revoked" if r["revoked_at"] else "active",
         })
     return out
+
+
+def automated_clients(db: Database, study_name: str) -> list[tuple[str, int]]:
+    """Clients (a keyed hash of their address) that brought at least
+    ``crowd.flag_ids_per_client`` participant ids to the study, most first."""
+    study = study_store.get_study(db, study_name)
+    return crowd_joins.busiest_clients(db, study.id,
+                                       gate.settings_of(study).flag_ids_per_client)

@@ -1,10 +1,18 @@
 """Before and after the items: instructions and consent, the practice block with
 feedback, and the completion (or screen-out) code a crowd rater takes back.
 
-The practice block is the study's first ``crowd.practice.items`` scoring gold images, the
-same for every rater; each answer is checked against the gold values at once and the
-rater sees the expected answer beside theirs. The share right decides: at least
-``pass_threshold`` opens the real items, less ends the study for that rater.
+The practice block is ``crowd.practice.items`` scoring gold images drawn for each rater
+from the study's practice pool (its first ``crowd.practice.pool`` scoring gold images) in
+the rater's own order (a keyed hash of the study seed, the rater and the image), so a
+throwaway participant id does not learn the exact practice of the next one. Each answer
+is checked against the gold values at once and the rater sees the expected answer beside
+theirs. The share right decides: at least ``pass_threshold`` opens the real items, less
+ends the study for that rater.
+
+The completion code is given only to a rater who is finished (concord.services.gate:
+their quota of *done* items reached), the screen-out code only to one whose session
+ended (failed practice, too many skips, too many failed checks); anyone else gets no
+code.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from concord.rubrics import Rubric
-from concord.services import checklist, common, gate, rubric_choice
+from concord.services import checklist, checks, common, gate, rubric_choice
 from concord.services.rating import check_values
 from concord.store import crowd as crowd_store
 from concord.store import items
@@ -90,7 +98,7 @@ def next_practice(db: Database, study_name: str, rater_id: int) -> PracticeItem 
     study = common.member_study(db, study_name, rater_id)
     if gate.stage(db, study, rater_id) != gate.PRACTICE:
         return None
-    ids = store.practice_images(db, study.id, gate.practice_count(study))
+    ids = practice_block(db, study, rater_id)
     answered = {r.image_id for r in store.practice_rows(db, study.id, rater_id)
                 if r.answer is not None}
     todo = [i for i in ids if i not in answered]
@@ -106,12 +114,18 @@ def next_practice(db: Database, study_name: str, rater_id: int) -> PracticeItem 
                         rubric_choice.rubric_for(study, row.dimension))
 
 
-def _judge(expected: Mapping[str, tuple[float, float]],
-           given: Mapping[str, float]) -> tuple[str, ...]:
-    """The criteria answered outside the gold tolerance."""
-    return tuple(c for c, (value, tol) in expected.items()
-                 if abs(given.get(c, float("nan")) - value) > tol + 1e-9
-                 or given.get(c) is None)
+def practice_block(db: Database, study, rater_id: int) -> list[int]:
+    """The rater's practice images: ``practice.items`` of the pool, in the rater's own
+    order (a keyed hash of the study seed, the rater and the image; stable on reload).
+    Images the rater already answered stay in their block, so a change of the pool does
+    not move a block in progress."""
+    cfg = gate.settings_of(study)
+    pool = store.practice_images(db, study.id, cfg.pool)
+    seed = int(study.settings.get("seed", 0))
+    shown = [r.image_id for r in store.practice_rows(db, study.id, rater_id)]
+    rest = sorted((i for i in pool if i not in shown),
+                  key=lambda i: common.order_key(seed, -rater_id, i))
+    return (shown + rest)[:cfg.practice_items]
 
 
 def answer_practice(db: Database, study_name: str, rater_id: int, image_id: int,
@@ -135,7 +149,7 @@ def answer_practice(db: Database, study_name: str, rater_id: int, image_id: int,
     if ticks is not None and rubric.checklists:
         values = {**values, **checklist.derive(rubric, ticks)}
     clean = check_values(rubric, values)
-    ids = store.practice_images(db, study.id, gate.practice_count(study))
+    ids = practice_block(db, study, rater_id)
     with transaction(db):
         rows = {r.image_id: r for r in store.practice_rows(db, study.id, rater_id)}
         row = rows.get(image_id)
@@ -143,12 +157,12 @@ def answer_practice(db: Database, study_name: str, rater_id: int, image_id: int,
                        f"image {image_id} is not one of your practice items")
         expected = store.gold_of(db, image_id)
         if row.answer is None:
-            wrong = _judge(expected, clean)
+            wrong = checks.wrong_criteria(expected, clean)
             store.answer_practice(db, study.id, rater_id, image_id, clean, not wrong,
                                   common.seconds_since(row.opened_at), submission)
             rows = {r.image_id: r for r in store.practice_rows(db, study.id, rater_id)}
         given = rows[image_id].answer or {}
-        wrong = _judge(expected, given)
+        wrong = checks.wrong_criteria(expected, given)
         result = _close_block(db, study, rater_id, ids, rows)
     return Feedback(ids.index(image_id) + 1, len(ids), given, expected, not wrong,
                     finished=result is not None, passed=result, wrong=wrong,
@@ -179,34 +193,61 @@ class Completion:
 
 
 def completion(db: Database, study_name: str, rater_id: int) -> Completion | None:
-    """The completion code / URL (or, after a failed practice block, the screen-out one)
-    of the link the rater joined through; None for a rater with a personal invite.
+    """The completion code / URL of the link the rater joined through, for a rater who is
+    finished (their quota of done items reached); the screen-out code / URL for one whose
+    session ended (failed practice, too many skips, too many failed checks). None for
+    anyone else: a rater with a personal invite, or one who has not done the work.
 
-    The first call records when the rater finished.
+    The first completion records when the rater finished.
     """
     study = common.member_study(db, study_name, rater_id)
     part = crowd_store.participant_of(db, rater_id)
     link = crowd_store.link_by_id(db, part.link_id) if part and part.link_id else None
     if link is None:
         return None
-    failed = gate.stage(db, study, rater_id) == gate.FAILED
-    code = link.screenout_code if failed else link.completion_code
-    url = link.screenout_url if failed else link.completion_url
+    where = gate.stage(db, study, rater_id)
+    out = where in (gate.FAILED, gate.SCREENED, gate.BLOCKED)
+    if not out and not gate.finished(db, study, rater_id):
+        return None
+    code = link.screenout_code if out else link.completion_code
+    url = link.screenout_url if out else link.completion_url
     if url is None and code and link.platform == "prolific":
         url = PROLIFIC_COMPLETE.format(code=code)
-    with transaction(db):
-        store.mark_completed(db, study.id, rater_id)
-    return Completion(code, url, failed)
+    if not out:
+        with transaction(db):
+            store.mark_completed(db, study.id, rater_id)
+    return Completion(code, url, out)
 
 
 def finished(db: Database, study_name: str, rater_id: int) -> bool:
-    """Whether the rater has nothing more to do in the study: the ``items_per_rater``
-    quota reached, or no item of any of the study's units left for them."""
+    """Whether the rater has done what the study asks: every unit's quota of done items
+    (skips never count), or, without a quota, no item left that could still come to them
+    and at least one done (concord.services.gate.finished)."""
+    return gate.finished(db, common.member_study(db, study_name, rater_id), rater_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Outlook:
+    """What a rater who has no item on a screen is told (concord.ui.onboarding_view)."""
+
+    stage: str  # gate.WORK, or why the session is over (failed, screened, blocked)
+    finished: bool
+    completion: Completion | None  # the code to take back (finished, or screened out)
+    units_left: tuple[str, ...]  # units whose quota of done items is not reached yet
+    done: int  # done items of the unit asked about
+    quota: int | None  # the unit's quota
+    lease_minutes: float
+    waiting: bool  # items short of ratings could still come (others' leases run out)
+
+
+def outlook(db: Database, study_name: str, rater_id: int, unit: str) -> Outlook:
+    """Why a screen has no item for the rater: their session is over, they are finished,
+    this screen's quota is done but others are not, or no item is free right now (items
+    held by others come back when their lease runs out)."""
     study = common.member_study(db, study_name, rater_id)
-    if gate.stage(db, study, rater_id) != gate.WORK:
-        return False
-    if gate.quota_left(db, study, rater_id) == 0:
-        return True
-    units = {"score": ("image",), "rank": ("prompt",), "both": ("image", "prompt")}
-    return all(common.progress(db, study, rater_id, u).remaining == 0
-               for u in units[study.protocol])
+    where = gate.stage(db, study, rater_id)
+    left = tuple(u for u in study.units if (gate.quota_left(db, study, rater_id, u) or 0) > 0)
+    return Outlook(where, gate.finished(db, study, rater_id),
+                   completion(db, study_name, rater_id), left,
+                   store.done_count(db, study.id, rater_id, unit), gate.quota(study, unit),
+                   study.lease_minutes, gate.more_may_come(db, study, rater_id))

@@ -17,7 +17,7 @@ from sqlite_utils import Database
 
 from concord.errors import RatingError
 from concord.rubrics import Rubric
-from concord.services import common
+from concord.services import checks, common, gate
 from concord.services.rating import SubmitResult
 from concord.store import items, work
 from concord.store import pairs as pair_store
@@ -126,6 +126,7 @@ def submit(db: Database, study_name: str, rater_id: int, item: PairItem, outcome
     """
     study = common.member_study(db, study_name, rater_id)
     with transaction(db):
+        gate.check_open(db, study, rater_id)
         assignment = work.get_assignment(db, study.id, rater_id, UNIT, item.pair_id)
         common.require(assignment is not None, f"pair {item.pair_id} was never given to you")
         _check(db, study, item, outcome)
@@ -143,6 +144,9 @@ def submit(db: Database, study_name: str, rater_id: int, item: PairItem, outcome
         if edit:
             audit(db, actor, "edit_pair_judgment", study.name, pair_id=item.pair_id,
                   outcome=outcome)
+        else:
+            chosen = {"left": item.left.image_id, "right": item.right.image_id}.get(outcome)
+            checks.after_answer(db, study, rater_id, UNIT, item.pair_id, chosen)
     return SubmitResult(True, seconds)
 
 
@@ -150,6 +154,7 @@ def undo_last(db: Database, study_name: str, rater_id: int) -> int | None:
     """Retract the rater's last new judgment and make that pair their open item again."""
     study = common.member_study(db, study_name, rater_id)
     with transaction(db):
+        gate.check_open(db, study, rater_id)
         last = pair_store.last_new_judgment(db, study.id, rater_id)
         if last is None:
             return None

@@ -17,7 +17,7 @@ from sqlite_utils import Database
 
 from concord.errors import RatingError
 from concord.rubrics import Rubric
-from concord.services import common
+from concord.services import checks, common, gate
 from concord.services.ranking_draft import RankingDraft
 from concord.store import drafts, items, work
 from concord.store import ratings as rating_store
@@ -143,6 +143,7 @@ def submit(db: Database, study_name: str, rater_id: int, rank_set: RankSet,
     shown = [im.image_id for im in rank_set.images]
     ranks = to_ranks(groups, shown, ties=rank_set.ties)
     with transaction(db):
+        gate.check_open(db, study, rater_id)
         assignment = work.get_assignment(db, study.id, rater_id, UNIT, rank_set.prompt_id)
         common.require(assignment is not None,
                        f"prompt {rank_set.prompt_id} was never given to you")
@@ -159,6 +160,8 @@ def submit(db: Database, study_name: str, rater_id: int, rank_set: RankSet,
         drafts.drop(db, study.id, rater_id, UNIT, rank_set.prompt_id)
         if edit:
             audit(db, actor, "edit_ranking", study.name, prompt_id=rank_set.prompt_id)
+        else:
+            checks.after_answer(db, study, rater_id, UNIT, rank_set.prompt_id, ranks)
     return common.progress(db, study, rater_id, UNIT)
 
 
@@ -171,6 +174,7 @@ def undo_last(db: Database, study_name: str, rater_id: int) -> int | None:
     draft (the rater changes what they had, not starts again)."""
     study = common.member_study(db, study_name, rater_id)
     with transaction(db):
+        gate.check_open(db, study, rater_id)
         last = rating_store.last_new_ranking(db, study.id, rater_id)
         if last is None:
             return None

@@ -14,7 +14,7 @@ from sqlite_utils import Database
 
 from concord.errors import RatingError
 from concord.rubrics import Rubric
-from concord.services import checklist, common, rubric_choice
+from concord.services import checklist, checks, common, gate, rubric_choice
 from concord.store import checklists as checklist_store
 from concord.store import items, work
 from concord.store import ratings as rating_store
@@ -151,6 +151,7 @@ def submit(db: Database, study_name: str, rater_id: int, image_id: int,
         values, found = checklist.answers(rubric, values, ticks, reasons)
     clean = check_values(rubric, values)
     with transaction(db):
+        gate.check_open(db, study, rater_id)
         assignment = work.get_assignment(db, study.id, rater_id, UNIT, image_id)
         common.require(assignment is not None, f"image {image_id} was never given to you")
         if rating_store.submission_exists(db, submission):
@@ -165,6 +166,8 @@ def submit(db: Database, study_name: str, rater_id: int, image_id: int,
         work.close(db, study.id, rater_id, UNIT, image_id, "done")
         if edit:
             audit(db, actor, "edit_rating", study.name, image_id=image_id, values=clean)
+        else:
+            checks.after_answer(db, study, rater_id, UNIT, image_id, clean)
     return SubmitResult(True, seconds)
 
 
@@ -177,6 +180,7 @@ def flag(db: Database, study_name: str, rater_id: int, image_id: int, note: str 
     item stays open."""
     study = common.member_study(db, study_name, rater_id)
     with transaction(db):
+        gate.check_open(db, study, rater_id)
         common.require(work.get_assignment(db, study.id, rater_id, UNIT, image_id) is not None,
                        f"image {image_id} was never given to you")
         work.add_mark(db, study.id, rater_id, UNIT, image_id, "flag", note.strip())
@@ -186,6 +190,7 @@ def undo_last(db: Database, study_name: str, rater_id: int) -> int | None:
     """Retract the rater's last new rating and make that image their open item again."""
     study = common.member_study(db, study_name, rater_id)
     with transaction(db):
+        gate.check_open(db, study, rater_id)
         last = rating_store.last_new_rating(db, study.id, rater_id)
         if last is None:
             return None

@@ -6,6 +6,7 @@ study has per-dimension rubrics); the flag thresholds from ``settings["quality"]
 
 from __future__ import annotations
 
+from concord import check_settings
 from concord.errors import ConcordError
 from concord.services import common
 from concord.stats import Derived, QualityThresholds
@@ -54,7 +55,9 @@ def quality_thresholds(study: study_store.Study | None) -> QualityThresholds:
     """
     settings = {} if study is None else study.settings.get("quality")
     try:
-        return QualityThresholds.from_settings(settings if isinstance(settings, dict)
+        # gold_every, warn_after and block_after act while raters work (check_settings).
+        return QualityThresholds.from_settings(check_settings.split(settings)[0]
+                                               if isinstance(settings, dict)
                                                else _not_a_mapping(settings))
     except ValueError as exc:
         raise ConcordError(f"study {study.name!r}: {exc}") from exc

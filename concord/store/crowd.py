@@ -29,6 +29,7 @@ class Link:
     screenout_url: str | None
     created_at: str
     revoked_at: str | None
+    strict_ids: bool = True  # participant ids must have the platform's format
 
     @property
     def active(self) -> bool:
@@ -37,19 +38,23 @@ class Link:
 
 
 _LINK_COLUMNS = ("id, study_id, platform, completion_code, completion_url, screenout_code,"
-                 " screenout_url, created_at, revoked_at")
+                 " screenout_url, created_at, revoked_at, strict_ids")
+
+
+def _link(row: tuple) -> Link:
+    return Link(*row[:-1], strict_ids=bool(row[-1]))
 
 
 def insert_link(db: Database, study_id: int, token: str, platform: str,
-                codes: dict[str, str | None]) -> Link:
+                codes: dict[str, str | None], *, strict_ids: bool = True) -> Link:
     """Store a new link (inside the caller's transaction)."""
     cur = db.execute(
         "INSERT INTO crowd_links (study_id, token_hash, platform, completion_code,"
-        " completion_url, screenout_code, screenout_url, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        " completion_url, screenout_code, screenout_url, created_at, strict_ids)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [study_id, hash_token(token), platform, codes.get("completion_code"),
          codes.get("completion_url"), codes.get("screenout_code"), codes.get("screenout_url"),
-         now()])
+         now(), int(strict_ids)])
     found = link_by_id(db, int(cur.lastrowid))
     if found is None:  # pragma: no cover - just inserted
         raise RuntimeError("link vanished")
@@ -60,19 +65,19 @@ def link_by_id(db: Database, link_id: int) -> Link | None:
     """The link with this id."""
     row = db.execute(f"SELECT {_LINK_COLUMNS} FROM crowd_links WHERE id = ?",
                      [link_id]).fetchone()
-    return Link(*row) if row else None
+    return _link(row) if row else None
 
 
 def link_for_token(db: Database, token: str) -> Link | None:
     """The link a token belongs to (revoked or not), None for an unknown token."""
     row = db.execute(f"SELECT {_LINK_COLUMNS} FROM crowd_links WHERE token_hash = ?",
                      [hash_token(token)]).fetchone()
-    return Link(*row) if row else None
+    return _link(row) if row else None
 
 
 def links(db: Database, study_id: int) -> list[Link]:
     """Every link of a study, newest first."""
-    return [Link(*r) for r in db.execute(
+    return [_link(r) for r in db.execute(
         f"SELECT {_LINK_COLUMNS} FROM crowd_links WHERE study_id = ? ORDER BY id DESC",
         [study_id]).fetchall()]
 
@@ -134,8 +139,30 @@ def add_participant(db: Database, study_id: int, platform: str, participant_id: 
                 stamp])
 
 
-def touch_participant(db: Database, rater_id: int, link_id: int,
-                      params: dict[str, str]) -> None:
-    """A participant came back: keep the latest platform parameters (a new session id)."""
-    db.execute("UPDATE crowd_participants SET params = ?, link_id = ?, last_seen_at = ?"
-               " WHERE rater_id = ?", [dumps(params), link_id, now(), rater_id])
+def touch_participant(db: Database, rater_id: int) -> None:
+    """A participant came back (the parameters of their first visit stay; every session's
+    are in ``crowd_sessions``)."""
+    db.execute("UPDATE crowd_participants SET last_seen_at = ? WHERE rater_id = ?",
+               [now(), rater_id])
+
+
+def holds_token(db: Database, rater_id: int, token: str) -> bool:
+    """Whether ``token`` is this rater's personal token (only its hash is stored)."""
+    return db.execute("SELECT 1 FROM raters WHERE id = ? AND token_hash = ?",
+                      [rater_id, hash_token(token)]).fetchone() is not None
+
+
+def participant_by_token(db: Database, study_id: int, token: str) -> Participant | None:
+    """The participant of a study whose personal token this is."""
+    row = db.execute(f"SELECT {', '.join('p.' + c for c in _PART_COLUMNS.split(', '))}"
+                     " FROM crowd_participants p JOIN raters r ON r.id = p.rater_id"
+                     " WHERE p.study_id = ? AND r.token_hash = ?",
+                     [study_id, hash_token(token)]).fetchone()
+    return _participant(row) if row else None
+
+
+def participant_count(db: Database, study_id: int) -> int:
+    """Participants of a study whose participation the researcher has not ended."""
+    return int(db.execute("SELECT COUNT(*) FROM crowd_participants p JOIN raters r ON"
+                          " r.id = p.rater_id WHERE p.study_id = ? AND r.revoked_at IS NULL",
+                          [study_id]).fetchone()[0])

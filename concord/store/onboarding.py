@@ -19,13 +19,18 @@ class Onboarding:
     practice_correct: int | None = None
     practice_total: int | None = None
     completed_at: str | None = None
+    ended: str | None = None  # 'skips' or 'checks': the session was ended (screened out)
+    ended_at: str | None = None
+
+
+_STATE = ("consented_at, practice_state, practice_correct, practice_total, completed_at,"
+          " ended, ended_at")
 
 
 def get(db: Database, study_id: int, rater_id: int) -> Onboarding:
     """The rater's state (an empty one before they did anything)."""
-    row = db.execute(
-        "SELECT consented_at, practice_state, practice_correct, practice_total, completed_at"
-        " FROM onboarding WHERE study_id = ? AND rater_id = ?", [study_id, rater_id]).fetchone()
+    row = db.execute(f"SELECT {_STATE} FROM onboarding WHERE study_id = ? AND rater_id = ?",
+                     [study_id, rater_id]).fetchone()
     return Onboarding(*row) if row else Onboarding()
 
 
@@ -59,8 +64,7 @@ def mark_completed(db: Database, study_id: int, rater_id: int) -> None:
 
 
 def practice_images(db: Database, study_id: int, n: int) -> list[int]:
-    """The study's practice items: its first ``n`` scoring gold images (by import order),
-    the same for every rater."""
+    """The study's practice pool: its first ``n`` scoring gold images (by import order)."""
     return [r[0] for r in db.execute(
         "SELECT DISTINCT g.image_id FROM gold g JOIN images i ON i.id = g.image_id"
         " WHERE i.study_id = ? AND g.unit = 'image' AND i.path IS NOT NULL"
@@ -118,22 +122,23 @@ def answer_practice(db: Database, study_id: int, rater_id: int, image_id: int,
 def states(db: Database, study_id: int) -> dict[int, Onboarding]:
     """Every rater's onboarding state in a study, by rater id."""
     return {r[0]: Onboarding(*r[1:]) for r in db.execute(
-        "SELECT rater_id, consented_at, practice_state, practice_correct, practice_total,"
-        " completed_at FROM onboarding WHERE study_id = ?", [study_id]).fetchall()}
+        f"SELECT rater_id, {_STATE} FROM onboarding WHERE study_id = ?", [study_id]).fetchall()}
 
 
 def timed_work(db: Database, study_id: int) -> list[tuple[int, str, float | None]]:
     """Every timed piece of work in a study: ``(rater_id, kind, seconds)``.
 
-    ``kind`` is ``rating`` (one per submission, not per criterion), ``ranking``, ``skip``
-    (seconds from serving the item to the skip) or ``practice``. Edits and undos carry no
-    time on item and are left out.
+    ``kind`` is ``rating`` (one per submission, not per criterion), ``ranking``, ``pair``
+    (a pair judgment), ``skip`` (seconds from serving the item to the skip) or
+    ``practice``. Edits and undos carry no time on item and are left out.
     """
     sql = (
         "SELECT rater_id, 'rating', MAX(seconds) FROM ratings WHERE study_id = :s"
         " AND action = 'rate' GROUP BY rater_id, submission"
         " UNION ALL SELECT rater_id, 'ranking', seconds FROM rankings WHERE study_id = :s"
         " AND action = 'rank'"
+        " UNION ALL SELECT rater_id, 'pair', seconds FROM pair_judgments WHERE study_id = :s"
+        " AND action = 'judge'"
         " UNION ALL SELECT rater_id, 'skip', (julianday(done_at) - julianday(opened_at))"
         " * 86400.0 FROM assignments WHERE study_id = :s AND status = 'skipped'"
         " UNION ALL SELECT rater_id, 'practice', seconds FROM practice_answers"
@@ -142,14 +147,33 @@ def timed_work(db: Database, study_id: int) -> list[tuple[int, str, float | None
     return [(r[0], r[1], r[2]) for r in db.execute(sql, {"s": study_id}).fetchall()]
 
 
-def done_count(db: Database, study_id: int, rater_id: int) -> int:
-    """Items one rater has done in a study (scored images and ranked prompts)."""
+def done_count(db: Database, study_id: int, rater_id: int, unit: str) -> int:
+    """Items of one unit one rater has done in a study (scored images, ranked prompts or
+    judged pairs)."""
     return int(db.execute("SELECT COUNT(*) FROM assignments WHERE study_id = ? AND"
-                          " rater_id = ? AND status = 'done'", [study_id, rater_id]).fetchone()[0])
+                          " rater_id = ? AND unit = ? AND status = 'done'",
+                          [study_id, rater_id, unit]).fetchone()[0])
 
 
 def done_counts(db: Database, study_id: int) -> dict[int, int]:
-    """Items each rater has done in a study (scored images and ranked prompts)."""
+    """Items each rater has done in a study (scored images, ranked prompts and judged
+    pairs)."""
     return {r[0]: r[1] for r in db.execute(
         "SELECT rater_id, COUNT(*) FROM assignments WHERE study_id = ? AND status = 'done'"
         " GROUP BY rater_id", [study_id]).fetchall()}
+
+
+def last_activity(db: Database, study_id: int) -> dict[int, str]:
+    """When each rater of a study last did anything there (opened, answered, skipped an
+    item, answered a practice item, consented, came through the study link)."""
+    sql = (
+        "SELECT rater_id, MAX(t) FROM ("
+        " SELECT rater_id, opened_at AS t FROM assignments WHERE study_id = :s"
+        " UNION ALL SELECT rater_id, done_at FROM assignments WHERE study_id = :s"
+        " UNION ALL SELECT rater_id, opened_at FROM practice_answers WHERE study_id = :s"
+        " UNION ALL SELECT rater_id, answered_at FROM practice_answers WHERE study_id = :s"
+        " UNION ALL SELECT rater_id, consented_at FROM onboarding WHERE study_id = :s"
+        " UNION ALL SELECT rater_id, last_seen_at FROM crowd_participants WHERE study_id = :s"
+        ") WHERE t IS NOT NULL GROUP BY rater_id"
+    )
+    return {r[0]: r[1] for r in db.execute(sql, {"s": study_id}).fetchall()}

@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from concord.crowd_settings import study_units
 from concord.errors import ConcordError, InputError, NotFoundError, Problem
 from concord.plan import DEFAULT_LEASE_MINUTES, ImportSummary, PromptSpec, StudyPlan
 from concord.store import pairs as pair_store
@@ -36,6 +37,11 @@ class Study:
     def has_pairs(self) -> bool:
         """Whether raters judge pairs (protocol ``pair``, or a ``pairs`` section)."""
         return self.protocol == "pair" or bool(self.settings.get("pairs"))
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """The units its raters work on (``image``, ``prompt``, ``pair``)."""
+        return study_units(self.protocol, self.has_pairs)
 
     def k_for(self, unit: str) -> int:
         """Raters wanted per item of a unit (``pairs.raters_per_pair`` for pairs)."""
@@ -131,7 +137,8 @@ def apply_plan(db: Database, plan: StudyPlan, *, actor: str = "cli") -> ImportSu
         InputError: the plan conflicts with what the database holds (a prompt whose
             text changed, an image whose file changed); nothing is written.
     """
-    summary = ImportSummary(study=plan.name)
+    summary = ImportSummary(study=plan.name, warnings=list(plan.warnings),
+                            appearance=dict(plan.appearance))
     with transaction(db):
         study_id, summary.created = _ensure_study(db, plan)
         model_ids = _ensure_models(db, study_id, plan.models, summary)

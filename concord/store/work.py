@@ -127,12 +127,14 @@ _COVERAGE_SQL = (
 
 
 def candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int, *,
-               cutoff: str, seed: int = 0, limit: int = 1,
-               practice: int = 0) -> list[Candidate]:
+               cutoff: str, seed: int = 0, limit: int = 1, practice: int = 0,
+               gold_first: bool = False) -> list[Candidate]:
     """The next items for this rater, best first: never served to them (or released),
-    fewer than ``k`` slots held (gold items always), least covered first, then the rater's
-    own shuffled order. The study's ``practice`` first gold images (its practice block,
-    see concord.store.onboarding.practice_images) are never served as items.
+    fewer than ``k`` slots held (gold items always), gold items first when ``gold_first``
+    (a gold item is due, concord.services.common) and last otherwise, then least covered
+    first, then the rater's own shuffled order. The study's ``practice`` first gold
+    images (its practice pool, see concord.store.onboarding.practice_images) are never
+    served as items.
 
     A slot is held by a done assignment or by an open one opened at or after ``cutoff``
     (a live lease), so two raters asking at the same moment do not both take the last
@@ -140,9 +142,11 @@ def candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int, *,
     """
     sql = _candidate_sql(unit, "it.item_id, COALESCE(cov.n, 0) AS coverage, it.gold,"
                                " COUNT(*) OVER () AS total",
-                         f" ORDER BY coverage, {_ORDER_SQL} LIMIT :limit")
+                         f" ORDER BY it.gold != :gold_first, coverage, {_ORDER_SQL}"
+                         " LIMIT :limit")
     params = {"study": study_id, "unit": unit, "rater": rater_id, "k": k, "cutoff": cutoff,
-              "limit": limit, "practice": practice, **order_params(seed, rater_id)}
+              "limit": limit, "practice": practice, "gold_first": int(gold_first),
+              **order_params(seed, rater_id)}
     return [Candidate(r[0], r[1], bool(r[2]), r[3]) for r in db.execute(sql, params).fetchall()]
 
 
@@ -153,6 +157,33 @@ def count_candidates(db: Database, study_id: int, rater_id: int, unit: str, k: i
     params = {"study": study_id, "unit": unit, "rater": rater_id, "k": k, "cutoff": cutoff,
               "practice": practice}
     return int(db.execute(sql, params).fetchone()[0])
+
+
+# Whether an assignment's item is gold, per unit (the ``a`` of the query below).
+_GOLD_ITEM = {
+    "image": "a.item_id IN (SELECT image_id FROM gold WHERE unit = 'image')",
+    "prompt": ("a.item_id IN (SELECT i.prompt_id FROM gold g JOIN images i ON"
+               " i.id = g.image_id WHERE g.unit = 'prompt' AND i.study_id = :study)"),
+    "pair": "a.item_id IN (SELECT id FROM pairs WHERE study_id = :study AND better IS NOT NULL)",
+}
+
+
+def served_counts(db: Database, study_id: int, rater_id: int, unit: str) -> tuple[int, int]:
+    """(items, gold items) of a unit served to a rater so far (released leases do not
+    count: the rater was given another item instead)."""
+    row = db.execute(
+        f"SELECT COUNT(*), COALESCE(SUM({_GOLD_ITEM[unit]}), 0) FROM assignments a"
+        " WHERE a.study_id = :study AND a.rater_id = :rater AND a.unit = :unit"
+        " AND a.status != 'released'",
+        {"study": study_id, "rater": rater_id, "unit": unit}).fetchone()
+    return int(row[0]), int(row[1])
+
+
+def skipped_count(db: Database, study_id: int, rater_id: int) -> int:
+    """Items (of every unit) a rater has skipped in a study and not done since."""
+    return int(db.execute("SELECT COUNT(*) FROM assignments WHERE study_id = ? AND"
+                          " rater_id = ? AND status = 'skipped'",
+                          [study_id, rater_id]).fetchone()[0])
 
 
 def slot_free(db: Database, study_id: int, rater_id: int, unit: str, item_id: int, k: int, *,

@@ -7,7 +7,7 @@ import streamlit as st
 
 from concord.errors import ConcordError
 from concord.rubrics import Rubric
-from concord.services import onboarding, rating
+from concord.services import checks, onboarding, rating
 from concord.ui import session, widgets
 
 PRACTICE_ITEM = "practice_item"
@@ -142,12 +142,24 @@ def practice(study: str, rater_id: int) -> None:
         widgets.show_image(item.image_path, alt="practice image")
 
 
+_ENDED = {
+    "failed": "Your practice answers did not reach the level this study needs, so there "
+              "are no more images for you.",
+    "screened": "You skipped more items than this study allows, so it has ended for you.",
+    "blocked": "Too many of your answers to check items (items with a known answer) were "
+               "wrong, so the study has ended for you.",
+}
+_SCREENS = {"image": "Rate images", "prompt": "Rank images", "pair": "Compare pairs"}
+
+
 def ended(study: str, rater_id: int) -> None:
-    """The polite end screen after a failed practice block, with the screen-out code."""
+    """The polite end screen of a session that is over (failed practice, too many skips
+    or failed checks), with the screen-out code."""
+    db = session.db()
     st.title("Thank you")
-    st.write("Thank you for your time. Your practice answers did not reach the level this "
-             "study needs, so there are no more images for you.")
-    code_screen(onboarding.completion(session.db(), study, rater_id))
+    st.write("Thank you for your time. " + _ENDED.get(onboarding.stage(db, study, rater_id),
+                                                      "There are no more items for you."))
+    code_screen(onboarding.completion(db, study, rater_id))
 
 
 def code_screen(done: onboarding.Completion | None) -> None:
@@ -162,14 +174,34 @@ def code_screen(done: onboarding.Completion | None) -> None:
         st.link_button("Back to the platform", done.url, type="primary")
 
 
-def finished_or(study: str, rater_id: int, message: str) -> None:
-    """The end of the items: the completion code for a crowd rater who has nothing left
-    in the study, else ``message``."""
-    db = session.db()
-    done = onboarding.completion(db, study, rater_id) if onboarding.finished(
-        db, study, rater_id) else None
-    if done is None:
+def finished_or(study: str, rater_id: int, message: str, unit: str) -> None:
+    """A screen with no item: the completion code for a rater who did the study's work,
+    the screen-out code for one whose session is over, the screens still to do, or why
+    there is no item now; ``message`` for a rater without a quota who is finished."""
+    view = onboarding.outlook(session.db(), study, rater_id, unit)
+    if view.stage != "work":
+        ended(study, rater_id)
+    elif view.completion is not None:
+        st.success("All done — thank you! You have finished this study.")
+        code_screen(view.completion)
+    elif view.finished:
         st.success(message)
-        return
-    st.success("All done — thank you! You have finished this study.")
-    code_screen(done)
+    elif view.units_left and unit not in view.units_left:
+        st.success("You have done your items on this screen. Still to do: "
+                   + ", ".join(_SCREENS[u] for u in view.units_left) + " (in the menu).")
+    elif view.waiting:
+        done = f" ({view.done} of {view.quota} done)" if view.quota is not None else ""
+        st.info(f"No item is free for you right now{done}. Items other raters opened and "
+                f"left come back after {view.lease_minutes:g} minutes: reload this page "
+                "then. You have not finished the study yet.")
+    else:
+        st.info("There are no more items for you in this study: every item has all the "
+                "answers it needs. You have not finished it, so there is no completion "
+                "code; please contact the researcher through the platform.")
+
+
+def check_warning(study: str, rater_id: int) -> None:
+    """The warning after ``quality.warn_after`` failed attention checks."""
+    text = checks.warning(session.db(), study, rater_id)
+    if text:
+        st.warning(text, icon=":material/warning:")

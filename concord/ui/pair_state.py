@@ -10,6 +10,7 @@ import streamlit as st
 
 from concord.errors import ConcordError
 from concord.services import pairs
+from concord.services.gate import GateError
 from concord.ui import session
 
 ITEM = "pair_item"
@@ -31,8 +32,11 @@ def current_item(study: str, rater_id: int) -> pairs.PairItem | None:
         return item
     db = session.db()
     edit = st.session_state.get(EDIT)
-    item = (pairs.open_pair(db, study, rater_id, edit) if edit is not None
-            else pairs.next_pair(db, study, rater_id))
+    try:
+        item = (pairs.open_pair(db, study, rater_id, edit) if edit is not None
+                else pairs.next_pair(db, study, rater_id))
+    except GateError:
+        return None  # the session is over (skips, failed checks): the end screen shows
     st.session_state[ITEM] = item
     st.session_state[ITEM_STUDY] = study
     return item

@@ -10,6 +10,7 @@ import streamlit as st
 
 from concord.errors import ConcordError
 from concord.services import ranking
+from concord.services.gate import GateError
 from concord.services.ranking_draft import RankingDraft
 from concord.ui import session
 
@@ -32,8 +33,11 @@ def current_set(study: str, rater_id: int) -> ranking.RankSet | None:
         return found
     db = session.db()
     edit = st.session_state.get(EDIT)
-    found = (ranking.open_set(db, study, rater_id, edit) if edit is not None
-             else ranking.next_set(db, study, rater_id))
+    try:
+        found = (ranking.open_set(db, study, rater_id, edit) if edit is not None
+                 else ranking.next_set(db, study, rater_id))
+    except GateError:
+        return None  # the session is over (skips, failed checks): the end screen shows
     st.session_state[SET] = found
     st.session_state[SET_STUDY] = study
     st.session_state[DRAFT] = found.draft if found is not None else RankingDraft()

@@ -12,6 +12,7 @@ import streamlit as st
 from concord.errors import ConcordError
 from concord.rubrics import Condition, Rubric
 from concord.services import rating
+from concord.services.gate import GateError
 from concord.ui import session
 
 ITEM = "rate_item"
@@ -86,8 +87,11 @@ def current_item(study: str, rater_id: int) -> rating.Item | None:
         return item
     db = session.db()
     edit = st.session_state.get(EDIT)
-    item = (rating.open_item(db, study, rater_id, edit) if edit is not None
-            else rating.next_item(db, study, rater_id))
+    try:
+        item = (rating.open_item(db, study, rater_id, edit) if edit is not None
+                else rating.next_item(db, study, rater_id))
+    except GateError:
+        return None  # the session is over (skips, failed checks): the end screen shows
     if item is not None and item.rubric is not None:
         for criterion in item.rubric.criteria:
             st.session_state[choice_key(criterion.key)] = item.current.get(criterion.key)

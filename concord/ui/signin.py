@@ -6,8 +6,8 @@ import streamlit as st
 from sqlite_utils import Database
 
 from concord.errors import AuthError
-from concord.services import auth, crowd, onboarding, studies
-from concord.ui import onboarding_view, session
+from concord.services import auth, onboarding, studies
+from concord.ui import crowd_join, onboarding_view, session
 
 
 def resolve(db: Database) -> auth.User | None:
@@ -17,7 +17,7 @@ def resolve(db: Database) -> auth.User | None:
     rater in again and they resume where they left off. It is checked on every run, so
     a revoked link stops working at once.
     """
-    token = (_join(db) if st.query_params.get("join") else None) or \
+    token = (crowd_join.join(db) if st.query_params.get("join") else None) or \
         st.query_params.get("token") or st.session_state.get(session.TOKEN)
     if not token:
         current = session.user()
@@ -38,24 +38,8 @@ def resolve(db: Database) -> auth.User | None:
         # Page switches drop the query string; put the token back so a reload or a
         # bookmark of any page keeps the rater signed in.
         st.query_params["token"] = token
+    crowd_join.remember(db, user.rater_id, token)  # a crowd participant's browser seat
     return user
-
-
-def _join(db: Database) -> str:
-    """Sign up (or come back) through a study link: the platform's parameters are kept,
-    and the URL becomes the rater's own link (``?token=…``), so a reload works."""
-    params = st.query_params.to_dict()
-    try:
-        joined = crowd.join(db, params.get("join", ""), params)
-    except crowd.PreviewError as exc:
-        st.info(f"{str(exc).capitalize()}.")
-        st.stop()
-    except (AuthError, crowd.JoinError) as exc:
-        st.error(f"This study link cannot be used: {exc}.")
-        st.stop()
-    st.query_params.clear()
-    st.query_params["token"] = joined.token
-    return joined.token
 
 
 def onboarding_stage(db: Database, user: auth.User) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from concord.services.media import ServedImage, served_image
+from concord.services.media import ServedImage, display_size, served_image
 from concord.ui import session
 
 logger = logging.getLogger(__name__)
@@ -97,9 +97,18 @@ def button_keys(buttons: dict[str, str]) -> dict[str, tuple[str, int, bool]]:
     return {k: (widget_css(button), 0, True) for k, button in buttons.items()}
 
 
-def _served(path: Path) -> ServedImage | None:
+def _size() -> int | None:
+    """The display size of the study on screen (its ``display``), None: as generated."""
+    user = session.user()
+    study = session.current_study(user.studies) if user is not None else None
+    return display_size(session.db(), study) if study else None
+
+
+def _served(path: Path, thumbnail: int | None = None) -> ServedImage | None:
+    size = _size()
     try:
-        return served_image(path, session.settings().media_cache)
+        return served_image(path, session.settings().media_cache,
+                            size=thumbnail if size and thumbnail else size)
     except OSError:
         # The message of the error would show the path, and the path names the model.
         logger.exception("image file could not be read")
@@ -108,17 +117,19 @@ def _served(path: Path) -> ServedImage | None:
 
 
 def show_image(path: Path, *, alt: str = "image to rate", width: int | None = None) -> None:
-    """Show an image blind (no metadata) and lossless, never upscaled.
+    """Show an image blind (no metadata), never upscaled by the browser.
 
-    The browser gets the metadata-free bytes of :func:`concord.services.media.served_image`
-    and scales them down to fit the column (CSS keeps it from scaling up); ``width`` asks
-    for a smaller display (thumbnails).
+    The browser gets the bytes of :func:`concord.services.media.served_image` (the study's
+    display size when it has one) and scales them down to fit the column (CSS keeps it
+    from scaling up); ``width`` asks for a smaller display (thumbnails: in a study with a
+    display size they are normalised on the server too, so they match in size and type).
     """
-    img = _served(path)
+    img = _served(path, thumbnail=width)
     if img is None:
         return
     # A numeric width at least the image's own keeps Streamlit from resampling it.
-    shown: int | str = width or ("content" if img.width <= _STREAMLIT_MAX_WIDTH else img.width)
+    shown: int | str = (min(width, img.width) if width else
+                        "content" if img.width <= _STREAMLIT_MAX_WIDTH else img.width)
     st.image(img.data, output_format=img.format, width=shown, alt=alt)
 
 
@@ -145,12 +156,13 @@ def preload(path: Path | list[Path] | None) -> None:
     screen, which cost 17 ms more per submit (docs/benchmarks.md, Raters).
     """
     paths = path if isinstance(path, list) else [] if path is None else [path]
+    size = _size()
     with st.container(key="concord_preload"):
         for one in paths:
             if not one.is_file():
                 continue
             try:
-                img = served_image(one, session.settings().media_cache)
+                img = served_image(one, session.settings().media_cache, size=size)
             except OSError:
                 continue  # the real showing reports it
             st.image(img.data, output_format=img.format, width="content", alt="")

@@ -112,7 +112,7 @@ def test_failing_the_practice_shows_the_polite_end_and_screen_out_code(crowd_env
 
 
 def test_researcher_creates_a_link_and_sees_who_failed(crowd_env):
-    fail = consent(joined(crowd_env, "failer000000000000000001"))
+    fail = consent(joined(crowd_env, "fa11e7000000000000000001"))
     answer(fail, 2.0, 2.0)
     fail.button(key="practice_next").click().run()
     answer(fail, 2.0, 2.0)
@@ -131,9 +131,9 @@ def test_researcher_creates_a_link_and_sees_who_failed(crowd_env):
     links = crowd.links(crowd_env["db"], "crowd")
     assert [(lk.platform, lk.active, lk.completion_code) for lk in links] == [
         ("mturk", True, "FIN-1"), ("prolific", False, "DONE42")]
-    assert any("failer" in w.value for w in at.warning)
+    assert any("fa11e7" in w.value for w in at.warning)
     (status,) = [d.value for d in at.dataframe if "stage" in d.value.columns]
-    assert status.set_index("participant_id").loc["failer000000000000000001", "stage"] == \
+    assert status.set_index("participant_id").loc["fa11e7000000000000000001", "stage"] == \
         "failed"
     assert at.get("download_button")
 

@@ -1,0 +1,104 @@
+"""Joining through a study link: the platform's parameters in, the rater's own link out,
+and a cookie that lets this browser, and only this one, come back through the study link.
+
+The personal token is random and handed out once, on the first visit; the browser keeps it
+in the URL (``?token=…``) and in a cookie ``concord_seat_<study id>``. Streamlit lets a
+page read cookies (``st.context.cookies``, sent with the page's connection) but not set
+them, and offers no HttpOnly cookie outside its own OIDC login, so the cookie is set by a
+small script in the page. It is readable by scripts, like the URL that carries the same
+token; what it protects against is another person, in another browser, who knows the
+study link and someone's participant id: they have neither.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from sqlite_utils import Database
+
+from concord.config import Settings
+from concord.errors import AuthError
+from concord.services import crowd
+from concord.ui import session
+
+SEAT = "concord_seat_"
+_REMEMBERED = "concord_seat"  # session-state key: (cookie name, token) to keep set
+_MAX_AGE = 60 * 24 * 3600  # seconds: longer than any crowd study runs
+# Framed (an MTurk HIT shows the study in an iframe) and on https, the cookie must be
+# SameSite=None; Secure; Partitioned to be kept at all (per top-level site).
+_REMEMBER_JS = """
+export default function(component) {
+  const {data} = component;
+  if (!data || !data.name || !data.value) return;
+  const secure = window.location.protocol === 'https:';
+  let framed = false;
+  try { framed = window.top !== window.self; } catch (e) { framed = true; }
+  const site = framed && secure ? '; SameSite=None; Secure; Partitioned'
+                                : '; SameSite=Lax' + (secure ? '; Secure' : '');
+  document.cookie = data.name + '=' + encodeURIComponent(data.value) + '; Path=/; Max-Age='
+                    + data.max_age + site;
+}
+"""
+_component = None
+
+
+def proofs() -> list[str]:
+    """The personal tokens this browser kept (its seat cookies)."""
+    return [v for k, v in st.context.cookies.to_dict().items() if k.startswith(SEAT) and v]
+
+
+def client_address(settings: Settings) -> str | None:
+    """The visitor's address: the connection's, or behind a trusted proxy the last entry
+    of X-Forwarded-For (earlier entries are whatever the client sent)."""
+    if settings.trust_proxy:
+        forwarded = [a.strip() for a in
+                     ",".join(st.context.headers.get_all("X-Forwarded-For")).split(",")
+                     if a.strip()]
+        if forwarded:
+            return forwarded[-1]
+    address = st.context.ip_address
+    return address if isinstance(address, str) else None
+
+
+def join(db: Database) -> str:
+    """Sign up (or come back) through the study link in the URL; the URL becomes the
+    rater's own link (``?token=…``), so a reload works. Stops the page with one message
+    when the visit is refused (nothing is stored then, but the visit's log entry)."""
+    params = st.query_params.to_dict()
+    try:
+        joined = crowd.join(db, params.get("join", ""), params, proof=proofs(),
+                            client=client_address(session.settings()))
+    except crowd.PreviewError as exc:
+        st.info(f"{str(exc).capitalize()}.")
+        st.stop()
+    except crowd.TakenError as exc:
+        st.error(f"{str(exc).capitalize()}.")
+        st.stop()
+    except crowd.LimitError as exc:
+        st.warning(f"{str(exc).capitalize()}.")
+        st.stop()
+    except (AuthError, crowd.JoinError) as exc:
+        st.error(f"This study link cannot be used: {exc}.")
+        st.stop()
+    st.session_state[_REMEMBERED] = (f"{SEAT}{joined.study_id}", joined.token)
+    st.query_params.clear()
+    st.query_params["token"] = joined.token
+    return joined.token
+
+
+def remember(db: Database, rater_id: int | None, token: str | None) -> None:
+    """Keep this browser's seat cookie set while a crowd participant works (from the
+    study link, or from their personal link opened in this browser)."""
+    if rater_id is None or not token:
+        return
+    seat = st.session_state.get(_REMEMBERED)
+    if seat is None or seat[1] != token:  # looked up once per token (None: invited)
+        study_id = crowd.study_of_participant(db, rater_id)
+        seat = st.session_state[_REMEMBERED] = (
+            f"{SEAT}{study_id}" if study_id is not None else None, token)
+    if seat[0] is None:
+        return
+    global _component
+    if _component is None:
+        _component = st.components.v2.component("concord_seat", js=_REMEMBER_JS)
+    _component(data={"name": seat[0], "value": seat[1], "max_age": _MAX_AGE},
+               key="concord_seat")
