@@ -2,8 +2,9 @@
 
 One row per current rating, one per ranked image and one per pairwise judgment, with a
 ``kind`` column (``rating``, ``ranking`` or ``pair``) and the union of their columns, so a
-single file holds a whole study. CSV cells that a spreadsheet would run as a formula are
-neutralised.
+single file holds a whole study; ``display`` says how raters saw the images (``original``
+or the study's normalisation, e.g. ``512px png``: concord.display). CSV cells that a
+spreadsheet would run as a formula are neutralised.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from concord.errors import ConcordError
 
 COLUMNS = [
     "study", "kind", "prompt_id", "prompt", "model", "sample", "rater", "criterion", "value",
-    "rank", "position", "seconds", "time", "left_model", "right_model", "outcome",
+    "rank", "position", "seconds", "time", "left_model", "right_model", "outcome", "display",
 ]
 FORMATS = ("csv", "jsonl", "parquet", "imagenhub", "checklist")
 # ``--format checklist``: one row per current rating x condition of a checklist study
@@ -37,9 +38,9 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def labels_frame(ratings: pd.DataFrame, rankings: pd.DataFrame,
-                 pairs: pd.DataFrame | None = None) -> pd.DataFrame:
+                 pairs: pd.DataFrame | None = None, *, display: str = "original") -> pd.DataFrame:
     """Ratings, ranked images and pair judgments (``left_model``, ``right_model`` as shown,
-    ``outcome``) as one tidy frame with :data:`COLUMNS`."""
+    ``outcome``) as one tidy frame with :data:`COLUMNS`; ``display`` fills its column."""
     r = ratings.rename(columns={"created_at": "time"}).assign(kind="rating")
     k = rankings.rename(columns={"created_at": "time"}).assign(kind="ranking")
     j = (pairs if pairs is not None else pd.DataFrame()).rename(
@@ -51,6 +52,7 @@ def labels_frame(ratings: pd.DataFrame, rankings: pd.DataFrame,
     for col in COLUMNS:
         if col not in out:
             out[col] = np.nan
+    out["display"] = display
     return out[COLUMNS]
 
 

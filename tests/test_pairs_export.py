@@ -71,7 +71,7 @@ def test_an_export_with_pair_rows_imports_only_its_ratings(tmp_path):
     with pytest.raises(InputError, match="no ratings found"):  # pair rows are skipped
         labels.import_ratings(back, "back", "csv", path)
     with path.open("a") as f:  # one rating among the pair rows: only it is imported
-        f.write('"duel","rating","p0","a photo",alpha,0,"ann","likert",4,,,,,,,\n')
+        f.write('"duel","rating","p0","a photo",alpha,0,"ann","likert",4,,,,,,,,\n')
     done = labels.import_ratings(back, "back", "csv", path, rubric=["likert-5"])
     assert done.added == 1
     assert labels.ratings(back, "back")[["model", "criterion", "value"]].values.tolist() == [

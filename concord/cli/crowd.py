@@ -1,4 +1,5 @@
-"""``crowd link``, ``links``, ``revoke``, ``status`` and ``pay``: crowd studies."""
+"""``crowd link``, ``links``, ``revoke``, ``relink``, ``status`` and ``pay``: crowd
+studies."""
 
 from __future__ import annotations
 
@@ -28,15 +29,30 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
     done.add_argument("--completion-code", help="code shown to raters who finish")
     done.add_argument("--completion-url", help="address raters who finish are sent to")
     out = lk.add_mutually_exclusive_group()
-    out.add_argument("--screenout-code", help="code shown to raters who fail the practice")
-    out.add_argument("--screenout-url", help="address raters who fail the practice go to")
+    out.add_argument("--screenout-code",
+                     help="code shown to raters screened out (failed practice, too many skips "
+                          "or failed checks)")
+    out.add_argument("--screenout-url", help="address screened-out raters go to")
     lk.add_argument("--rotate", action="store_true",
                     help="revoke the study's active links first (a leaked link)")
+    lk.add_argument("--any-id", action="store_true",
+                    help="accept any participant id of 1 to 64 letters, digits, '-' or '_' "
+                         "instead of the platform's format (Prolific: 24 hexadecimal "
+                         "digits; MTurk: 'A' and 11 to 13 capitals or digits)")
     lk.set_defaults(func=_link)
+    rl = csub.add_parser(
+        "relink", help="a new personal link for a participant who lost their browser",
+        description="Print a new personal link for a participant of the study (their old "
+                    "one stops working). For a participant who changed device or cleared "
+                    "their cookies: a study link with their id alone is refused.")
+    rl.add_argument("--study", required=True, help="the study")
+    rl.add_argument("--participant", required=True, help="their platform participant id")
+    rl.set_defaults(func=_relink)
     for name, helptext, func in (
             ("links", "list a study's links (never their tokens)", _links),
             ("revoke", "close a study's links to new sign-ups", _revoke),
-            ("status", "who joined, consented, passed or failed the practice, finished",
+            ("status", "who joined, consented, passed or failed the practice and the "
+                       "attention checks, finished; refused visits, many ids from one client",
              _status)):
         c = csub.add_parser(name, help=helptext, description=helptext[0].upper() +
                             helptext[1:] + ".")
@@ -48,9 +64,11 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
 def _register_pay(csub: argparse._SubParsersAction) -> None:
     pay = csub.add_parser(
         "pay", help="per-rater active time and pay as CSV",
-        description="One CSV row per rater: platform ids, items done and skipped, practice "
-                    "result, active time (server-side time on item, each item capped at the "
-                    "idle cap) and pay at the hourly rate (docs/raters.md).")
+        description="One CSV row per rater: platform ids, status (completed, screened out, "
+                    "failed checks, returned, incomplete), items done and skipped, practice "
+                    "result, attention checks passed and failed, active time (server-side "
+                    "time on item, each item capped at the idle cap) and pay at the hourly "
+                    "rate (docs/raters.md).")
     pay.add_argument("--study", required=True, help="the study")
     pay.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
     pay.add_argument("--hourly-rate", type=float, help="override the study's hourly_rate")
@@ -63,7 +81,8 @@ def _link(args: argparse.Namespace, settings: Settings) -> int:
     codes = {"completion_code": args.completion_code, "completion_url": args.completion_url,
              "screenout_code": args.screenout_code, "screenout_url": args.screenout_url}
     made = crowd.create_link(db_for(settings), args.study, settings.base_url,
-                             platform=args.platform, codes=codes, rotate=args.rotate)
+                             platform=args.platform, codes=codes, rotate=args.rotate,
+                             strict_ids=not args.any_id)
     print(made.url)
     spec = crowd.PLATFORMS[args.platform]
     if spec.id_required:
@@ -82,6 +101,13 @@ def _links(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _relink(args: argparse.Namespace, settings: Settings) -> int:
+    print(crowd.relink(db_for(settings), args.study, args.participant, settings.base_url))
+    print("(their previous personal link stops working; the link is shown only now)",
+          file=sys.stderr)
+    return 0
+
+
 def _revoke(args: argparse.Namespace, settings: Settings) -> int:
     n = crowd.revoke_links(db_for(settings), args.study)
     print(f"closed {n} link(s) of study {args.study!r} to new sign-ups; raters who joined "
@@ -92,7 +118,11 @@ def _revoke(args: argparse.Namespace, settings: Settings) -> int:
 def _status(args: argparse.Namespace, settings: Settings) -> int:
     from concord.services import crowd_report
 
-    print_table(crowd_report.status(db_for(settings), args.study))
+    db = db_for(settings)
+    print_table(crowd_report.status(db, args.study))
+    for client, n in crowd_report.automated_clients(db, args.study):
+        print(f"warning: {n} participant ids joined from one client ({client}): automated?",
+              file=sys.stderr)
     return 0
 
 

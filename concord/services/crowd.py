@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from concord.crowd_settings import CrowdSettings
-from concord.errors import AuthError, ConcordError
+from concord.errors import AuthError, ConcordError, NotFoundError
 from concord.services.crowd_ids import (  # noqa: F401 - re-exported for callers
     MTURK_PREVIEW,
     PLATFORMS,
@@ -252,3 +252,28 @@ def study_of_participant(db: Database, rater_id: int) -> int | None:
     """The study a rater joined through a study link, None for an invited rater."""
     found = crowd_store.participant_of(db, rater_id)
     return found.study_id if found is not None else None
+
+
+def relink(db: Database, study_name: str, participant: str, base_url: str, *,
+           actor: str = "cli") -> str:
+    """A new personal link for a participant who lost their browser (another device,
+    cookies cleared): the old token stops working at once. The researcher sends the link
+    through the platform's messages, after checking who asks.
+
+    Raises:
+        NotFoundError: no such study, or no participant with this id in it.
+        AuthError: the researcher ended this participant's participation.
+    """
+    study = study_store.get_study(db, study_name)
+    found = next((f for pid in dict.fromkeys((participant, participant.lower(),
+                                              participant.upper()))
+                  if (f := crowd_store.find_participant_any(db, study.id, pid))), None)
+    if found is None:
+        raise NotFoundError(f"study {study.name!r} has no participant {participant!r}")
+    if rater_store.is_revoked(db, found.rater_id):
+        raise AuthError(f"participant {participant!r} was revoked; they stay out")
+    token = rater_store.new_token()
+    with transaction(db):
+        rater_store.set_token(db, found.rater_id, token)
+        audit(db, actor, "crowd_relink", study.name, participant=found.participant_id)
+    return f"{base_url.rstrip('/')}/?token={token}"

@@ -2,7 +2,8 @@
 
 The dataset is built by :mod:`concord.hf_export`; this module gathers the frames (the same
 rows as the labels export: current labels, excluded raters left out unless asked), the
-images (metadata-free, as raters see them), the rubric, the rater counts and the agreement
+images (metadata-free and, in a study with ``display``, normalised: as raters see them),
+how raters saw them, the rubric, the rater counts and the agreement
 numbers of the statistics report for the card.
 """
 
@@ -16,6 +17,7 @@ import pandas as pd
 from sqlite_utils import Database
 
 from concord import hf_export
+from concord.display import Display
 from concord.errors import ConcordError
 from concord.services import adjudication, labels, report, rubric_choice
 from concord.services.media import served_image
@@ -47,7 +49,7 @@ def export_hf(db: Database, study_name: str, directory: Path, *, with_images: bo
              "adjudications": adjudication.adjudications_frame(db, study_name)}
     info = frames.images_frame(db, study.id)
     if with_images:
-        parts["images"] = _images(info, study.root)
+        parts["images"] = _images(info, study.root, Display.of(study.settings))
     models = list(dict.fromkeys(info.sort_values("model_pk")["model"]))
     criteria = sorted(set(parts["ratings"]["criterion"]))
     sets = hf_export.build(parts, {"models": models, "criteria": criteria})
@@ -59,14 +61,15 @@ def export_hf(db: Database, study_name: str, directory: Path, *, with_images: bo
     return hf_export.write(Path(directory), sets, card)
 
 
-def _images(info: pd.DataFrame, root: str | None) -> pd.DataFrame:
-    """One row per image file: prompt_id, model, sample, image ({"bytes", "path": None})."""
+def _images(info: pd.DataFrame, root: str | None, shown: Display | None) -> pd.DataFrame:
+    """One row per image file: prompt_id, model, sample, image ({"bytes", "path": None}),
+    as raters were shown it."""
     rows = []
     for r in info.itertuples():
         file = report.image_file(root, r.path)
         if file is None:
             continue
-        clean = served_image(Path(file))
+        clean = served_image(Path(file), size=shown.size if shown else None)
         rows.append({"prompt_id": r.prompt_id, "model": r.model, "sample": r.sample,
                      "image": {"bytes": clean.data, "path": None}})
     return pd.DataFrame(rows, columns=["prompt_id", "model", "sample", "image"])
@@ -81,11 +84,22 @@ def _card_body(study: study_store.Study, sets: dict, parts: dict, doc: dict) -> 
              "ratings = load_dataset(\"parquet\", data_files=\"data/ratings.parquet\")[\"train\"]"
              "\nsame = load_from_disk(\"arrow/ratings\")\n```\n",
              "Adjudicated values (if any) are in `adjudications`; they are not applied to the "
-             "labels or to the agreement numbers below.\n", "## Rubric\n", *_rubric(study),
+             "labels or to the agreement numbers below.\n", "## What raters saw\n",
+             _display_text(Display.of(study.settings)), "## Rubric\n", *_rubric(study),
              "## Raters\n", *_raters(parts), "## Agreement\n",
              "From the study's statistics report (`concord stats`; raters excluded from the "
              "study are left out).\n", *_agreement(doc)]
     return "\n".join(lines) + "\n"
+
+
+def _display_text(shown: Display | None) -> str:
+    if shown is None:
+        return ("Each image as its model wrote it, metadata removed (`display`: "
+                "`original`).\n")
+    return (f"Every image resized on the server (Lanczos) so that its longer side is "
+            f"{shown.size} px, as a {shown.format.upper()} (`display`: `{shown.label()}`"
+            + (", chosen at import because the models' images differ in size or file type"
+               if shown.auto else "") + ").\n")
 
 
 def _rubric(study: study_store.Study) -> list[str]:

@@ -10,6 +10,7 @@ import pandas as pd
 from sqlite_utils import Database
 
 from concord import export
+from concord.display import ORIGINAL, Display
 from concord.errors import ConcordError
 from concord.services import checklist
 from concord.services.exclusions import without_excluded
@@ -65,10 +66,12 @@ def export_bytes(db: Database, study_name: str, fmt: str, *,
     if fmt == "checklist":
         return export.to_csv_bytes(checklist_ticks(db, study_name,
                                                    include_excluded=include_excluded))
+    shown = Display.of(study_store.get_study(db, study_name).settings)
     frame = export.labels_frame(ratings(db, study_name, include_excluded=include_excluded),
                                 rankings(db, study_name, include_excluded=include_excluded),
                                 pair_judgments(db, study_name,
-                                               include_excluded=include_excluded))
+                                               include_excluded=include_excluded),
+                                display=shown.label() if shown else ORIGINAL)
     writers = {"csv": export.to_csv_bytes, "jsonl": export.to_jsonl_bytes,
                "parquet": export.to_parquet_bytes}
     if fmt not in writers:

@@ -122,6 +122,15 @@ def find_participant(db: Database, study_id: int, platform: str,
     return _participant(row) if row else None
 
 
+def find_participant_any(db: Database, study_id: int,
+                         participant_id: str) -> Participant | None:
+    """The participant with this id in a study, through a link of any platform."""
+    row = db.execute(f"SELECT {_PART_COLUMNS} FROM crowd_participants WHERE study_id = ?"
+                     " AND participant_id = ? ORDER BY joined_at LIMIT 1",
+                     [study_id, participant_id]).fetchone()
+    return _participant(row) if row else None
+
+
 def participant_of(db: Database, rater_id: int) -> Participant | None:
     """How a rater joined, None for a rater with a personal invite."""
     row = db.execute(f"SELECT {_PART_COLUMNS} FROM crowd_participants WHERE rater_id = ?",

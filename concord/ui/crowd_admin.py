@@ -23,14 +23,21 @@ def link_form(db: Database, study: str, base_url: str) -> None:
         c1, c2 = st.columns(2)
         done = c1.text_input("Completion code or URL", key="crowd_completion",
                              help="Shown (or linked) when a rater finishes.")
-        out = c2.text_input("Screen-out code or URL (failed practice)", key="crowd_screenout")
+        out = c2.text_input("Screen-out code or URL (failed practice, too many skips or "
+                            "failed checks)", key="crowd_screenout")
         rotate = st.checkbox("Revoke the study's current links (rotate a leaked link)",
                              key="crowd_rotate")
+        any_id = st.checkbox("Accept any participant id (not only the platform's format)",
+                             key="crowd_any_id",
+                             help="Prolific ids are 24 hexadecimal digits, MTurk worker ids "
+                                  "'A' and 11 to 13 capitals or digits; tick for another "
+                                  "platform or a test run.")
         if st.form_submit_button("Create study link", type="primary"):
             codes = {**_code_or_url("completion", done), **_code_or_url("screenout", out)}
             try:
                 made = crowd.create_link(db, study, base_url, platform=platform, codes=codes,
-                                         rotate=rotate, actor="researcher")
+                                         rotate=rotate, strict_ids=not any_id,
+                                         actor="researcher")
             except ConcordError as exc:
                 st.error(str(exc))
             else:
@@ -68,18 +75,27 @@ def links_table(db: Database, study: str) -> None:
 
 
 def status_and_pay(db: Database, study: str) -> None:
-    """Each rater's stage (who failed the practice) and the pay CSV download."""
+    """Each rater's stage and status (who failed the practice or the checks, who looks
+    automated) and the pay CSV download."""
     rows = crowd_report.status(db, study)
     if not rows:
         return
     st.subheader("Raters of this study")
     frame = pd.DataFrame(rows)
-    failed = frame[frame["stage"] == "failed"]["rater"].tolist()
-    if failed:
-        st.warning(f"Did not pass the practice: {', '.join(failed)}")
+    for stage, what in (("failed", "Did not pass the practice"),
+                        ("screened", "Skipped more items than the study allows"),
+                        ("blocked", "Failed too many attention checks")):
+        names = frame[frame["stage"] == stage]["rater"].tolist()
+        if names:
+            st.warning(f"{what}: {', '.join(names)}")
+    for client, n in crowd_report.automated_clients(db, study):
+        st.warning(f"{n} participant ids joined from one client ({client}): automated? "
+                   "See the column ids_from_client.")
     st.dataframe(frame, hide_index=True, width="stretch", key="crowd_status")
     pay = crowd_report.pay_report(db, study)
     st.download_button("Download time and pay (CSV)", to_csv_bytes(pay),
                        file_name=f"{study}-pay.csv", mime="text/csv", key="crowd_pay")
     st.caption("Active time = server-side time on each item, each capped at the study's "
-               "idle cap (default 300 s); pay = active hours × hourly rate.")
+               "idle cap (default 300 s); pay = active hours × hourly rate. Approve on the "
+               "platform by status: completed (quota of done items reached), screened out, "
+               "failed checks, returned (left unfinished), incomplete (still working).")
