@@ -21,7 +21,7 @@ from concord.services import crowd
 from concord.ui import session
 
 SEAT = "concord_seat_"
-_REMEMBERED = "concord_seat"  # session-state key: (cookie name, token) to keep set
+_REMEMBERED = "concord_seat_kept"  # session-state key: (cookie name, token) to keep set
 _MAX_AGE = 60 * 24 * 3600  # seconds: longer than any crowd study runs
 # Framed (an MTurk HIT shows the study in an iframe) and on https, the cookie must be
 # SameSite=None; Secure; Partitioned to be kept at all (per top-level site).
@@ -101,4 +101,4 @@ def remember(db: Database, rater_id: int | None, token: str | None) -> None:
     if _component is None:
         _component = st.components.v2.component("concord_seat", js=_REMEMBER_JS)
     _component(data={"name": seat[0], "value": seat[1], "max_age": _MAX_AGE},
-               key="concord_seat")
+               key="concord_seat_js")

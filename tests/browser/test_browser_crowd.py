@@ -1,6 +1,7 @@
 """Headless Chromium: a Prolific participant opens the study link, accepts the consent,
 does the practice block with feedback, rates the real images and gets the completion
-code; coming back on another device resumes as the same rater."""
+code; coming back through the study link in the same browser resumes as the same rater,
+another device with only the study link and the id is refused."""
 
 from __future__ import annotations
 
@@ -81,13 +82,18 @@ def test_prolific_sign_up_consent_practice_items_and_completion_code(server, pag
     assert db.execute("SELECT COUNT(DISTINCT submission) FROM ratings").fetchone()[0] == 2
     assert db.execute("SELECT COUNT(*) FROM practice_answers WHERE answer IS NOT NULL"
                       ).fetchone()[0] == 2
-    # the same participant on another device: the same rater, finished, the same code
+    # the same participant through the study link again, in the same browser (its cookie
+    # holds the personal token): the same rater, finished, the same code
+    page.goto(study_link.replace("se-1", "se-2"))
+    page.get_by_text("You have finished this study").wait_for(timeout=30_000)
+    page.locator("[data-testid='stCode']", has_text="DONE42").wait_for(timeout=15_000)
+    # another device with the study link and the id alone is refused; nothing changes
     other = chromium.new_context(viewport={"width": 1200, "height": 900})
     try:
         again = other.new_page()
-        again.goto(study_link.replace("se-1", "se-2"))
-        again.get_by_text("You have finished this study").wait_for(timeout=30_000)
-        again.locator("[data-testid='stCode']", has_text="DONE42").wait_for(timeout=15_000)
+        again.goto(study_link.replace("se-1", "se-3"))
+        again.get_by_text("already started this study").wait_for(timeout=30_000)
+        assert "DONE42" not in again.content()
     finally:
         other.close()
     assert db.execute("SELECT COUNT(*) FROM raters").fetchone()[0] == 1

@@ -51,8 +51,11 @@ def _write_study(root: Path) -> Path:
     for model, (name, data) in files.items():
         (root / "images" / model / name.replace("p0", "p1")).write_bytes(data)
     manifest = root / "study.yaml"
+    # display: false: these tests check the images as generated (metadata stripped, never
+    # upscaled); the normalised serving is tests/browser/test_browser_crowd_integrity.py's
     manifest.write_text("name: trust\nprotocol: both\nlayout: folder\nroot: images\n"
-                        "prompts: prompts.csv\nraters_per_item: 3\n", encoding="utf-8")
+                        "prompts: prompts.csv\nraters_per_item: 3\ndisplay: false\n",
+                        encoding="utf-8")
     return manifest
 
 
