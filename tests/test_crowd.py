@@ -174,7 +174,7 @@ def test_bad_link_settings_are_refused(db, study, kwargs, needle):
     assert crowd.links(db, study) == []
 
 
-@pytest.mark.parametrize("command", ["crowd link", "crowd links", "crowd revoke",
+@pytest.mark.parametrize("command", ["crowd link", "crowd links", "crowd revoke", "crowd relink",
                                      "crowd status", "crowd pay"])
 def test_crowd_commands_have_help_and_docs(capsys, command):
     from concord.cli import main

@@ -3,7 +3,8 @@ practice block, finished; and the time and pay report.
 
 **Active time** is not wall time. It is the sum of the server-side times on item of the
 rater's work in the study: each rating submission (time from serving the image to the
-submit), each ranking, each skip (serving to skipping) and each practice answer. Each
+submit), each ranking, each pair judgment, each skip (serving to skipping) and each
+practice answer. Each
 piece counts at most ``idle_cap_seconds`` (study setting, default 300 s), so a tab left
 open over lunch adds five minutes, not an hour; time between items (reading a notice,
 loading the next image) is not counted. Edits and undos carry no time on item.
