@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 KEYS = ("instructions", "consent", "practice", "items_per_rater", "max_skips", "on_max_skips",
-        "max_participants", "joins_per_minute", "flag_ids_per_client", "hourly_rate",
-        "currency", "idle_cap_seconds")
+        "max_participants", "joins_per_minute", "joins_per_client_per_minute",
+        "flag_ids_per_client", "hourly_rate", "currency", "idle_cap_seconds")
 PRACTICE_KEYS = ("items", "pass_threshold", "pool")
 # ``items_per_rater`` as a mapping: a quota per screen. The unit of work of each screen is
 # one scored image (score), one ranked prompt (rank), one judged pair (pair).
@@ -26,6 +26,7 @@ MAX_ITEMS = 1_000_000
 MAX_JOINS_PER_MINUTE = 100_000
 DEFAULT_IDLE_CAP = 300.0
 DEFAULT_JOINS_PER_MINUTE = 60
+DEFAULT_JOINS_PER_CLIENT = 5
 DEFAULT_FLAG_IDS_PER_CLIENT = 3
 
 
@@ -57,6 +58,8 @@ class CrowdSettings:
             code) or ``continue`` (more items are served; the quota still counts).
         max_participants: Participants a study link accepts in all (None: no limit).
         joins_per_minute: New participants accepted per minute (the rest wait a minute).
+        joins_per_client_per_minute: New participants accepted per minute from one client
+            (address), so one client cannot use up the study's joins.
         flag_ids_per_client: This many participant ids from one client are flagged.
         hourly_rate: Pay per hour of active time (None: no pay column).
         currency: Shown with the pay (free text, e.g. ``GBP``).
@@ -73,6 +76,7 @@ class CrowdSettings:
     on_max_skips: str = "screenout"
     max_participants: int | None = None
     joins_per_minute: int = DEFAULT_JOINS_PER_MINUTE
+    joins_per_client_per_minute: int = DEFAULT_JOINS_PER_CLIENT
     flag_ids_per_client: int = DEFAULT_FLAG_IDS_PER_CLIENT
     hourly_rate: float | None = None
     currency: str = ""
@@ -134,6 +138,8 @@ def parse(value: Any) -> tuple[CrowdSettings, list[tuple[str, str]]]:
         "on_max_skips": _choice(value, "on_max_skips", ON_MAX_SKIPS, problems),
         "max_participants": _whole(value, "max_participants", MAX_ITEMS, problems),
         "joins_per_minute": _whole(value, "joins_per_minute", MAX_JOINS_PER_MINUTE, problems),
+        "joins_per_client_per_minute": _whole(value, "joins_per_client_per_minute",
+                                              MAX_JOINS_PER_MINUTE, problems),
         "flag_ids_per_client": _whole(value, "flag_ids_per_client", MAX_ITEMS, problems,
                                       low=2),
         "hourly_rate": _number(value, "hourly_rate", problems, low=0.0),

@@ -177,3 +177,40 @@ def test_relink_gives_a_participant_a_new_personal_link(db, study):
         rater_store.rater_for_token(db, first.token)
     with pytest.raises(NotFoundError):
         crowd.relink(db, study, "f" * 24, "http://host")
+
+
+def test_one_client_cannot_use_up_the_studys_joins(db, tmp_path, monkeypatch):
+    """294 sign-ups a minute came from one client: now it gets joins_per_client_per_minute
+    of them, and participants elsewhere still get in."""
+    manifest = make_crowd_study(tmp_path / "crowd")
+    manifest.write_text(manifest.read_text().replace(
+        "crowd:\n", "crowd:\n  joins_per_client_per_minute: 2\n"))
+    studies.import_manifest(db, manifest)
+    monkeypatch.setattr(crowd_joins, "now", lambda: "2026-01-01T10:00:00.000000+00:00")
+    token = link_token(db)
+    for pid in ("a" * 24, "b" * 24):
+        crowd.join(db, token, {"PROLIFIC_PID": pid}, client="203.0.113.9")
+    with pytest.raises(crowd.LimitError):
+        crowd.join(db, token, {"PROLIFIC_PID": "c" * 24}, client="203.0.113.9")
+    assert crowd.join(db, token, {"PROLIFIC_PID": "d" * 24}, client="198.51.100.7").new
+
+
+@pytest.mark.parametrize("pid", ["5f1a2b3c4d5e6f7a8b9c0d1\n", "5f1a2b3c4d5e6f7a8b9c\u20280d1e",
+                                 "5f1a2b3c4d5e6f7a8b9c0d1\x00", "5" * 1_000_000, "５" * 24,
+                                 "'; DROP TABLE raters; --"])
+def test_hostile_participant_ids_are_one_short_error(db, study, pid):
+    token = link_token(db)
+    with pytest.raises(crowd.JoinError) as info:
+        crowd.join(db, token, {"PROLIFIC_PID": pid, "SESSION_ID": "x" * 600})
+    assert len(str(info.value)) < 300
+    assert db.execute("SELECT COUNT(*) FROM raters").fetchone()[0] == 0
+
+
+def test_many_or_odd_cookies_are_only_tried_not_trusted(db, study):
+    token = link_token(db)
+    first = crowd.join(db, token, VISIT)
+    junk = ["", "\x00", "x" * 10_000, *(f"t{i}" for i in range(100))]
+    with pytest.raises(crowd.TakenError):
+        crowd.join(db, token, {"PROLIFIC_PID": PID}, proof=junk)
+    assert crowd.join(db, token, {"PROLIFIC_PID": PID},
+                      proof=[first.token, *junk]).rater_id == first.rater_id

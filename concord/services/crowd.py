@@ -14,9 +14,10 @@ is refused and changes nothing: anyone who knows a link and someone's participan
 cannot become them. Platform parameters are never overwritten: each new session is kept.
 
 **Limits.** Ids must have the platform's format (a link made with ``strict_ids`` off
-accepts any); a study takes at most ``crowd.max_participants`` participants and
-``crowd.joins_per_minute`` new ones a minute; every visit is logged (outcome, a keyed
-hash of the client address), so the researcher sees many ids from one client.
+accepts any); a study takes at most ``crowd.max_participants`` participants,
+``crowd.joins_per_minute`` new ones a minute and ``crowd.joins_per_client_per_minute``
+from one client; every visit is logged (outcome, a keyed hash of the client address), so
+the researcher sees many ids from one client.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from concord.store import raters as rater_store
 from concord.store import studies as study_store
 from concord.store.db import audit, transaction
 
+_PROOFS = 16
 _ID_OR_CODE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _URL = re.compile(r"https?://[^\s]{1,2000}")
 
@@ -180,7 +182,8 @@ def join(db: Database, link_token: str, params: Mapping[str, str], *,
         with transaction(db):
             crowd_joins.log(db, study.id, link.id, None, key, "invalid")
         raise
-    proofs = [proof] if isinstance(proof, str) else [p for p in proof or () if p]
+    # A browser has one seat cookie per study it joined; a few are plenty.
+    proofs = ([proof] if isinstance(proof, str) else [p for p in proof or () if p])[:_PROOFS]
     with transaction(db):
         visit = _visit(db, study, link, pid, sent, proofs, key)
         crowd_joins.log(db, study.id, link.id, visit.pid, key, visit.outcome)
@@ -236,7 +239,9 @@ def _first_visit(db: Database, study: study_store.Study, link: crowd_store.Link,
     if (cfg.max_participants is not None
             and crowd_store.participant_count(db, study.id) >= cfg.max_participants):
         return _Visit("full", pid, name=name)
-    if crowd_joins.joined_since(db, study.id, 60.0) >= cfg.joins_per_minute:
+    if (crowd_joins.joined_since(db, study.id, 60.0) >= cfg.joins_per_minute
+            or (key is not None and crowd_joins.joined_since(db, study.id, 60.0, key)
+                >= cfg.joins_per_client_per_minute)):
         return _Visit("busy", pid, name=name)
     rater = rater_store.ensure_rater(db, name)
     rater_store.add_to_study(db, rater.id, study.id)

@@ -40,12 +40,17 @@ def log(db: Database, study_id: int, link_id: int | None, participant_id: str | 
                [study_id, link_id, participant_id, client, outcome, now()])
 
 
-def joined_since(db: Database, study_id: int, seconds: float) -> int:
-    """New participants of a study in the last ``seconds``."""
+def joined_since(db: Database, study_id: int, seconds: float,
+                 client: str | None = None) -> int:
+    """New participants of a study in the last ``seconds`` (from one client, if given)."""
     since = (dt.datetime.fromisoformat(now()) - dt.timedelta(seconds=seconds)).isoformat(
         timespec="microseconds")
-    return int(db.execute("SELECT COUNT(*) FROM crowd_joins WHERE study_id = ? AND"
-                          " outcome = 'joined' AND at >= ?", [study_id, since]).fetchone()[0])
+    sql = "SELECT COUNT(*) FROM crowd_joins WHERE study_id = ? AND outcome = 'joined' AND at >= ?"
+    args: list = [study_id, since]
+    if client is not None:
+        sql += " AND client = ?"
+        args.append(client)
+    return int(db.execute(sql, args).fetchone()[0])
 
 
 def add_session(db: Database, study_id: int, rater_id: int, link_id: int | None,
