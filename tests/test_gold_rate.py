@@ -57,11 +57,11 @@ GOLD3 = "p0,m1,SC,1,0\np5,m2,SC,1,0\np9,m3,SC,1,0\n"
 
 
 def test_every_rater_of_a_quota_of_ten_meets_gold(db, tmp_path):
-    """96 images, 3 gold, k = 3, a quota of 10: before, gold sank to the end of every
-    queue once covered and 14 of 15 raters never saw it."""
+    """96 images, 3 gold, k = 3, a quota of 10 and the default gold_every (10): before,
+    gold sank to the end of every queue once covered and 14 of 15 raters never saw it."""
     study = study_with_gold(db, tmp_path / "g96", GOLD3, prompts=24,
                             models=("m1", "m2", "m3", "m4"),
-                            extra="crowd:\n  items_per_rater: 10\nquality:\n  gold_every: 10\n")
+                            extra="crowd:\n  items_per_rater: 10\n")
     gold = gold_ids(db, "image")
     seen = [rate_all(db, study, r) for r in raters(db, study, 15)]
     assert all(len(s) == 10 for s in seen)
