@@ -88,6 +88,12 @@ def _ready(page, text: str) -> None:
     idle(page)
 
 
+def _rate(page) -> None:
+    """SC = 1 (key 3), PR = 0.5 (key W), submit."""
+    for key in ("3", "w", "Enter"):
+        page.keyboard.press(key)
+
+
 def _codes(page) -> list[str]:
     return [c.inner_text().strip() for c in page.locator("[data-testid='stCode']").all()]
 
@@ -116,9 +122,7 @@ def test_a_second_browser_with_a_taken_id_is_refused(server, page, chromium):
     pid = "b" * 24
     _open(page, server, "taken", pid)
     _ready(page, "0 / 2 rated")
-    page.keyboard.press("3")
-    page.keyboard.press("w")
-    page.keyboard.press("Enter")
+    _rate(page)
     page.get_by_text("1 / 2 rated").wait_for(timeout=15_000)
     idle(page)
     tables = ("crowd_participants", "crowd_sessions", "onboarding", "assignments", "ratings")
@@ -159,9 +163,7 @@ def test_every_rater_of_a_quota_of_gold_every_meets_gold(server, chromium):
             _open(page, server, "gold", pid)
             _ready(page, "0 / 3 rated")
             for n in (1, 2, 3):
-                page.keyboard.press("3")
-                page.keyboard.press("w")
-                page.keyboard.press("Enter")
+                _rate(page)
                 if n < 3:
                     page.get_by_text(f"{n} / 3 rated").wait_for(timeout=15_000)
             page.locator("[data-testid='stCode']", has_text="DONE42").wait_for(timeout=15_000)
@@ -176,14 +178,10 @@ def test_every_rater_of_a_quota_of_gold_every_meets_gold(server, chromium):
 def test_a_participant_who_fails_the_checks_gets_the_screen_out_code(server, page):
     _open(page, server, "block", "f" * 24)
     _ready(page, "0 / 4 rated")
-    page.keyboard.press("3")  # SC = 1; every image here is gold with SC 2
-    page.keyboard.press("w")
-    page.keyboard.press("Enter")
+    _rate(page)  # SC = 1; every image here is gold with SC 2
     page.get_by_text("1 of your answers to check items").wait_for(timeout=15_000)
     idle(page)
-    page.keyboard.press("3")
-    page.keyboard.press("w")
-    page.keyboard.press("Enter")
+    _rate(page)
     page.locator("[data-testid='stCode']", has_text="NOPE13").wait_for(timeout=15_000)
     page.get_by_text("answers to check items").first.wait_for()
     assert "DONE42" not in page.content()
