@@ -247,7 +247,11 @@ def outlook(db: Database, study_name: str, rater_id: int, unit: str) -> Outlook:
     study = common.member_study(db, study_name, rater_id)
     where = gate.stage(db, study, rater_id)
     left = tuple(u for u in study.units if (gate.quota_left(db, study, rater_id, u) or 0) > 0)
-    return Outlook(where, gate.finished(db, study, rater_id),
+    done = gate.finished(db, study, rater_id)
+    if done:  # recorded for every rater (the report reads it: concord.services.crowd_report)
+        with transaction(db):
+            store.mark_completed(db, study.id, rater_id)
+    return Outlook(where, done,
                    completion(db, study_name, rater_id), left,
                    store.done_count(db, study.id, rater_id, unit), gate.quota(study, unit),
                    study.lease_minutes, gate.more_may_come(db, study, rater_id))

@@ -163,6 +163,13 @@ def done_counts(db: Database, study_id: int) -> dict[int, int]:
         " GROUP BY rater_id", [study_id]).fetchall()}
 
 
+def done_by_unit(db: Database, study_id: int) -> dict[tuple[int, str], int]:
+    """Done items of each rater and unit in a study: (rater id, unit) -> count."""
+    return {(r[0], r[1]): r[2] for r in db.execute(
+        "SELECT rater_id, unit, COUNT(*) FROM assignments WHERE study_id = ? AND"
+        " status = 'done' GROUP BY rater_id, unit", [study_id]).fetchall()}
+
+
 def last_activity(db: Database, study_id: int) -> dict[int, str]:
     """When each rater of a study last did anything there (opened, answered, skipped an
     item, answered a practice item, consented, came through the study link)."""
