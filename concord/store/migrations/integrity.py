@@ -4,9 +4,10 @@ A crowd study must pay for work and nothing else, and one person must not act as
 every visit through a study link is logged (``crowd_joins``: the outcome, a keyed hash of
 the client address), every platform session is kept (``crowd_sessions``: a participant's
 STUDY_ID / SESSION_ID are never overwritten), a link may relax the platform's participant
-id format (``crowd_links.strict_ids``), the first answer to each attention check is kept
-(``gold_checks``: an undo cannot change it), and a rater whose session was ended by too
-many skips or failed checks says so (``onboarding.ended``).
+id format (``crowd_links.strict_ids``; links made before accepted any id and keep doing
+so, so no participant who joined through them is locked out), the first answer to each
+attention check is kept (``gold_checks``: an undo cannot change it), and a rater whose
+session was ended by too many skips or failed checks says so (``onboarding.ended``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from concord.store.migrations.script import run_script
 _INTEGRITY = """
 ALTER TABLE crowd_links ADD COLUMN strict_ids INTEGER NOT NULL DEFAULT 1
     CHECK (strict_ids IN (0, 1));
+UPDATE crowd_links SET strict_ids = 0;
 ALTER TABLE onboarding ADD COLUMN ended TEXT CHECK (ended IN ('skips', 'checks'));
 ALTER TABLE onboarding ADD COLUMN ended_at TEXT;
 CREATE TABLE crowd_sessions (
