@@ -68,13 +68,13 @@ def join(db: Database) -> str:
         joined = crowd.join(db, params.get("join", ""), params, proof=proofs(),
                             client=client_address(session.settings()))
     except crowd.PreviewError as exc:
-        st.info(f"{str(exc).capitalize()}.")
+        st.info(_sentence(exc))
         st.stop()
     except crowd.TakenError as exc:
-        st.error(f"{str(exc).capitalize()}.")
+        st.error(_sentence(exc))
         st.stop()
     except crowd.LimitError as exc:
-        st.warning(f"{str(exc).capitalize()}.")
+        st.warning(_sentence(exc))
         st.stop()
     except (AuthError, crowd.JoinError) as exc:
         st.error(f"This study link cannot be used: {exc}.")
@@ -83,6 +83,11 @@ def join(db: Database) -> str:
     st.query_params.clear()
     st.query_params["token"] = joined.token
     return joined.token
+
+
+def _sentence(exc: Exception) -> str:
+    text = str(exc)
+    return text[:1].upper() + text[1:] + "."
 
 
 def remember(db: Database, rater_id: int | None, token: str | None) -> None:
