@@ -214,3 +214,24 @@ def test_many_or_odd_cookies_are_only_tried_not_trusted(db, study):
         crowd.join(db, token, {"PROLIFIC_PID": PID}, proof=junk)
     assert crowd.join(db, token, {"PROLIFIC_PID": PID},
                       proof=[first.token, *junk]).rater_id == first.rater_id
+
+
+def test_cli_link_any_id_and_relink(tmp_path, capsys, monkeypatch):
+    from concord.cli import main
+
+    monkeypatch.setenv("CONCORD_BASE_URL", "http://crowd.example")
+    dbp = str(tmp_path / "cli.db")
+    assert main(["--db", dbp, "import", str(make_crowd_study(tmp_path / "crowd"))]) == 0
+    assert main(["--db", dbp, "crowd", "link", "--study", "crowd", "--any-id"]) == 0
+    url = capsys.readouterr().out.strip()
+    db = open_db(dbp)
+    joined = crowd.join(db, url.split("join=")[1], {"PROLIFIC_PID": "pilot-tester"})
+    assert main(["--db", dbp, "crowd", "relink", "--study", "crowd", "--participant",
+                 "pilot-tester"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("http://crowd.example/?token=") and "stops working" in err
+    assert rater_store.rater_for_token(db, out.strip().split("token=")[1]).id == \
+        joined.rater_id
+    assert main(["--db", dbp, "crowd", "relink", "--study", "crowd", "--participant",
+                 "nobody"]) == 1
+    assert "no participant 'nobody'" in capsys.readouterr().err
