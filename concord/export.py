@@ -24,6 +24,7 @@ from concord.errors import ConcordError
 COLUMNS = [
     "study", "kind", "prompt_id", "prompt", "model", "sample", "rater", "criterion", "value",
     "rank", "position", "seconds", "time", "left_model", "right_model", "outcome",
+    "dimension",
 ]
 FORMATS = ("csv", "jsonl", "parquet", "imagenhub", "checklist")
 # ``--format checklist``: one row per current rating x condition of a checklist study
