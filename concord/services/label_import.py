@@ -25,6 +25,8 @@ from concord.store.label_stage import LabelStage
 from concord.store.staging import Found, Stage
 
 SHOWN = 50  # problems listed per check; the rest are counted
+# Formats that carry only pair votes or rankings (``import-pairs``, ``import-rankings``).
+LABEL_FORMATS = {"pairs": ("pair",), "rankings": ("ranking",)}
 
 
 @dataclass(slots=True)
@@ -35,6 +37,36 @@ class LabelCounts:
     rankings: int = 0
     pairs_created: int = 0
     written: dict[str, Written] = field(default_factory=dict)  # "pair" / "ranking"
+
+
+def part_for(stage: Stage, fmt: str, path: Path) -> LabelPart | None:
+    """The pair votes and rankings an import carries: all of a ``pairs``/``rankings``
+    file, and those of Concord's own CSV export."""
+    if fmt in LABEL_FORMATS:
+        return LabelPart(stage, LABEL_FORMATS[fmt])
+    if fmt == "csv" and has_labels(path):
+        return LabelPart(stage, ("pair", "ranking"), mixed=True)
+    return None
+
+
+def new_settings(stage: Stage, fmt: str, labels: LabelPart | None) -> dict:
+    """Settings of a study an import creates (no manifest: no images with files)."""
+    what = "votes" if fmt == "pairs" else fmt
+    kind = "ratings" if stage.count() or labels is None else what
+    return {"raters_per_item": max(stage.raters(), 1), "layout": f"{kind}-only ({fmt})"}
+
+
+def protocol(stage: Stage, labels: LabelPart | None) -> str:
+    """The protocol of a study made by an import: what its labels are."""
+    if labels is None or stage.count():
+        return "score"
+    return "pair" if labels.counts.votes else "rank"
+
+
+def wrote(counts: LabelCounts) -> bool:
+    """Whether an import wrote any pair, judgment or ranking."""
+    return bool(counts.pairs_created) or any(w.added or w.changed
+                                             for w in counts.written.values())
 
 
 def has_labels(path: Path) -> bool:

@@ -14,9 +14,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,8 +23,9 @@ from sqlite_utils import Database
 
 from concord.errors import ConcordError, InputError, NotFoundError, Problem, ProblemLog
 from concord.importers import imagenhub_tsv, label_studio, ratings_csv
-from concord.services import rubric_choice, rubric_fit
-from concord.services.label_import import LabelCounts, LabelPart, has_labels
+from concord.services import label_import, rubric_choice, rubric_fit
+from concord.services.import_phases import Timer, no_cyclic_gc
+from concord.services.label_import import LabelCounts, LabelPart
 from concord.services.rubric_choice import Choice
 from concord.store import batches, import_writes
 from concord.store import studies as study_store
@@ -35,9 +33,7 @@ from concord.store.db import audit, transaction
 from concord.store.staging import Group, Stage
 
 MAX_GROUPS = 10_000  # distinct (criterion, value) pairs: far more than any rating scale
-FORMATS = ("csv", "imagenhub", "label-studio", "pairs", "rankings")
-# Formats that carry only pair votes or rankings (``import-pairs``, ``import-rankings``).
-LABEL_FORMATS = {"pairs": ("pair",), "rankings": ("ranking",)}
+FORMATS = ("csv", "imagenhub", "label-studio", *label_import.LABEL_FORMATS)
 
 
 @dataclass(slots=True)
@@ -82,7 +78,7 @@ def import_ratings(db: Database, study_name: str, fmt: str, path: Path, *,
     study = _find(db, study_name)
     stage, timer = Stage(db, max_groups=MAX_GROUPS), Timer()
     try:
-        labels = _label_part(stage, fmt, Path(path))
+        labels = label_import.part_for(stage, fmt, Path(path))
         with timer("read"):
             skipped: Counter[str] = Counter()
             files = _stage_files(stage, fmt, Path(path), skipped, labels)
@@ -101,16 +97,6 @@ def import_ratings(db: Database, study_name: str, fmt: str, path: Path, *,
     return summary
 
 
-def _label_part(stage: Stage, fmt: str, path: Path) -> LabelPart | None:
-    """The pair votes and rankings an import carries: all of a ``pairs``/``rankings``
-    file, and those of Concord's own CSV export."""
-    if fmt in LABEL_FORMATS:
-        return LabelPart(stage, LABEL_FORMATS[fmt])
-    if fmt == "csv" and has_labels(path):
-        return LabelPart(stage, ("pair", "ranking"), mixed=True)
-    return None
-
-
 def _no_ratings_choice(study: study_store.Study | None, given: Choice | None) -> Choice:
     """An import without ratings keeps the study's rubric (or the one given)."""
     if study is not None and (study.rubric or study.settings.get("criteria")):
@@ -118,21 +104,6 @@ def _no_ratings_choice(study: study_store.Study | None, given: Choice | None) ->
     if given is not None:
         return given
     return Choice(rubric_choice.StudyRubrics(None), None, {}, "")
-
-
-class Timer:
-    """Wall and CPU seconds per phase (the benchmark prints them)."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, tuple[float, float]] = {}
-
-    @contextlib.contextmanager
-    def __call__(self, phase: str) -> Iterator[None]:
-        wall, cpu = time.perf_counter(), time.process_time()
-        try:
-            yield
-        finally:
-            self.seconds[phase] = (time.perf_counter() - wall, time.process_time() - cpu)
 
 
 def _find(db: Database, name: str) -> study_store.Study | None:
@@ -147,9 +118,9 @@ def _stage_files(stage: Stage, fmt: str, path: Path, skipped: Counter[str],
     """Read every input file into the stage; raise with every problem found."""
     log = ProblemLog()
     paths = _inputs(fmt, path)
-    with _no_cyclic_gc():
+    with no_cyclic_gc():
         for index, file in enumerate(paths):
-            if fmt not in LABEL_FORMATS:
+            if fmt not in label_import.LABEL_FORMATS:
                 for rows in _chunks(fmt, file, log, skipped):
                     if not log:  # after the first problem, only read on to count them all
                         stage.add(index, rows)
@@ -161,19 +132,6 @@ def _stage_files(stage: Stage, fmt: str, path: Path, skipped: Counter[str],
             "no ratings, rankings or pair votes found"
         raise InputError([Problem(str(path), what)])
     return [str(p) for p in paths]
-
-
-@contextlib.contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
-    """Reading makes millions of short-lived lists and tuples (no cycles); the cyclic
-    collector's passes over them made reading three times slower."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _inputs(fmt: str, path: Path) -> list[Path]:
@@ -284,17 +242,17 @@ def _write(db: Database, stage: Stage, study: study_store.Study | None, name: st
            path: Path, choice: Choice, actor: str, labels: LabelPart | None) -> RatingsImport:
     summary = RatingsImport(study=name, created_study=study is None, rows=stage.count(),
                             rubric=choice.note)
-    settings = {**(study.settings if study else _new_settings(stage, fmt, labels)),
+    settings = {**(study.settings if study else label_import.new_settings(stage, fmt, labels)),
                 **{k: v for k, v in choice.settings.items() if v}}
     rubric_id = study.rubric if study is not None and study.rubric else choice.rubric_id
     new = None if study else batches.NewStudy(name, rubric_id, settings,
-                                              _protocol(stage, labels))
+                                              label_import.protocol(stage, labels))
     batch = batches.begin(db, study_id=study.id if study else None, new=new, source=str(path))
     try:
         with import_writes.larger_cache(db):
             made = _write_batch(db, stage, study, batch, fmt, summary, labels)
         if study is not None and not (made or summary.added or summary.changed
-                                      or _labels_written(summary)) \
+                                      or label_import.wrote(summary.labels)) \
                 and rubric_id == study.rubric and settings == study.settings:
             batches.drop_empty(db, batch)  # a repeated import leaves no trace
             return summary
@@ -328,22 +286,3 @@ def _write_batch(db: Database, stage: Stage, study: study_store.Study | None,
         labels.write(pacer, batch.study_id, compare=study is not None)
         summary.labels = labels.counts
     return made
-
-
-def _new_settings(stage: Stage, fmt: str, labels: LabelPart | None) -> dict:
-    """Settings of a study an import creates (no manifest: no images with files)."""
-    what = "votes" if fmt == "pairs" else fmt
-    kind = "ratings" if stage.count() or labels is None else what
-    return {"raters_per_item": max(stage.raters(), 1), "layout": f"{kind}-only ({fmt})"}
-
-
-def _protocol(stage: Stage, labels: LabelPart | None) -> str:
-    """The protocol of a study made by an import: what its labels are."""
-    if labels is None or stage.count():
-        return "score"
-    return "pair" if labels.counts.votes else "rank"
-
-
-def _labels_written(summary: RatingsImport) -> bool:
-    return any(w.added or w.changed for w in summary.labels.written.values()) or \
-        bool(summary.labels.pairs_created)
