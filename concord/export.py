@@ -25,6 +25,7 @@ from concord.errors import ConcordError
 COLUMNS = [
     "study", "kind", "prompt_id", "prompt", "model", "sample", "rater", "criterion", "value",
     "rank", "position", "seconds", "time", "left_model", "right_model", "outcome", "display",
+    "dimension",
 ]
 FORMATS = ("csv", "jsonl", "parquet", "imagenhub", "checklist")
 # ``--format checklist``: one row per current rating x condition of a checklist study
@@ -121,7 +122,8 @@ def imagenhub_tables(ratings: pd.DataFrame, *, sc: str = "SC", pr: str = "PR",
     """ImagenHub TSVs, ``{"<Task>/<Task>_<rater>.tsv": text}``.
 
     Rows are the images' uids (prompt order), columns the models (study order), cells
-    ``[SC,PR]``; a cell the rater did not rate is left empty. The task is the prompt's
+    ``[SC,PR]``; a cell the rater did not rate is left empty. Uids and model names that
+    start like a spreadsheet formula are neutralised (:func:`neutralise`). The task is the prompt's
     dimension; the uid is the prompt id's part after ``<task>/``. Task and rater names
     are made safe as file names (no path separators, no leading dots).
     """
@@ -136,12 +138,22 @@ def imagenhub_tables(ratings: pd.DataFrame, *, sc: str = "SC", pr: str = "PR",
                                  values="value", aggfunc="first", sort=False)
         shown = [m for m in models if m in set(cells.columns.get_level_values(0))]
         pairs = [(_column(cells, (m, sc)), _column(cells, (m, pr))) for m in shown]
-        lines = ["\t".join(["uid", *shown])]
+        lines = ["\t".join(["uid", *map(_tsv_text, shown)])]
         for i, prompt_id in enumerate(cells.index):
-            uid = str(prompt_id).split("/", 1)[-1]
+            uid = _tsv_text(str(prompt_id).split("/", 1)[-1])
             lines.append("\t".join([uid, *(_cell(a[i], b[i]) for a, b in pairs)]))
         out[f"{task_name}/{task_name}_{_file_part(str(rater))}.tsv"] = "\n".join(lines) + "\n"
     return out
+
+
+def _tsv_text(text: str) -> str:
+    """A model name or uid as one TSV cell: neutralised like the CSV export (a spreadsheet
+    opening the TSV would run ``=HYPERLINK(…)``; ``-p1`` reads as a formula too). The
+    layout has no quoting, so a tab or line break cannot be written."""
+    if any(c in text for c in "\t\n\r"):
+        raise ConcordError(f"{text[:60]!r} holds a tab or line break, which the ImagenHub TSV"
+                           " layout cannot hold; export it as csv or jsonl instead")
+    return str(neutralise(text))
 
 
 def _column(cells: pd.DataFrame, key: tuple[str, str]) -> list[float]:

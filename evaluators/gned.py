@@ -12,7 +12,8 @@ Definitions (TIIF-Bench ``cal_gned_and_recall_models``), lower is better, in [0,
 Concord's choice for an **empty GT list** (the reference divides by zero in recall): the
 empty tokens are dropped, so GNED is 0.0 when no text is read and 1.0 when any is (all of it
 is unasked-for); recall is None. The GT words come from the prompt's TIIF questions
-``Is the text '<word>' in the image?``, else from the prompt meta ``text`` (a list).
+``Is the text '<word>' in the image?``, else from the prompt meta ``text`` (a list); a text
+of several words counts as those words, split on whitespace like the OCR text.
 OCR is RapidOCR (offline, injectable); detections with no letter or digit, and single
 characters below 0.9 confidence, are dropped.
 """
@@ -106,16 +107,27 @@ def summarise_ocr_file(records: Sequence[dict[str, Any]]) -> dict[str, float]:
 
 
 def ground_truth(request: ScoreRequest) -> tuple[list[str], str]:
-    """(GT words, where they came from): TIIF text questions, else meta ``text``."""
-    words = [m.group(1) for q in request.questions if (m := TEXT_QUESTION.match(q.text))]
-    if words:
-        return words, "questions"
-    meta = request.extra.get("text")
-    if isinstance(meta, str):
-        return [meta], "meta"
-    if isinstance(meta, list | tuple):
-        return [str(w) for w in meta], "meta"
-    return [], "none"
+    """(GT words, where they came from): TIIF text questions, else meta ``text``.
+
+    Each expected text is split into words on whitespace, as the OCR text is split into
+    tokens: ``'COFFEE SHOP'`` is two words, so a perfect rendering scores 0 (kept whole
+    it was one word against two OCR tokens: 0.727, recall 0). TIIF-Bench's own texts are
+    single words, where this changes nothing.
+    """
+    texts = [m.group(1) for q in request.questions if (m := TEXT_QUESTION.match(q.text))]
+    source = "questions"
+    if not texts:
+        meta = request.extra.get("text")
+        texts = [meta] if isinstance(meta, str) else \
+            [str(w) for w in meta] if isinstance(meta, list | tuple) else []
+        source = "meta" if texts else "none"
+    return gt_words(texts), source
+
+
+def gt_words(texts: Sequence[str]) -> list[str]:
+    """Expected texts as words: split on whitespace, the way OCR texts become tokens (no
+    empty words: an expected text has no OCR noise)."""
+    return [word for text in texts for word in text.split()]
 
 
 class GNED:

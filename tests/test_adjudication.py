@@ -87,6 +87,18 @@ def test_adjudicated_ranking_names_each_model_once(rated):
     assert frame["ranking"].tolist() == ["m2 > m1"]
 
 
+def test_a_ranking_is_set_as_list_prints_it(rated):
+    item = adjudication.queue(rated, "adj", "rank")[0]
+    printed = item["answers"][0]["answer"]  # 'm1 > m2', as `adjudicate list` shows it
+    assert " > " in printed
+    stored = adjudication.set_value(rated, "adj", "rank", item["item_id"], item["criterion"],
+                                    printed)
+    assert stored == printed.split(" > ")
+    with pytest.raises(ConcordError, match=r"strict order.*'m1 = m2' ties models"):
+        adjudication.set_value(rated, "adj", "rank", item["item_id"], item["criterion"],
+                               "m1 = m2")
+
+
 @pytest.mark.parametrize(("view", "item", "crit", "value", "error", "match"), [
     ("score", 0, "SC", 0.7, ConcordError, "not on the scale"),
     ("score", 0, "SC", "high", ConcordError, "must be a number"),

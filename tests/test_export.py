@@ -177,6 +177,31 @@ def test_imagenhub_cells_a_rater_left_out_are_empty_and_names_are_safe():
     assert text == "uid\tm1\tm2\na.jpg\t[1,0.5]\t\nb.jpg\t\t[0,2]\n"
 
 
+def test_imagenhub_tsv_guards_formula_names_and_reads_them_back(tmp_path):
+    frame = pd.DataFrame({
+        "dimension": "Text-To-Image", "rater": "rater1",
+        "prompt_id": ["T/-p1"] * 4 + ["T/=1+1"] * 4,
+        "model": ['=HYPERLINK("http://x","y")'] * 2 + ["@sum"] * 2 + ["@sum"] * 2 +
+                 ['=HYPERLINK("http://x","y")'] * 2,
+        "criterion": ["SC", "PR"] * 4, "value": [1.0, 0.5, 0.0, 2.0, 1, 1, 2, 2]})
+    [(_, text)] = export.imagenhub_tables(frame).items()
+    assert text == ("uid\t'=HYPERLINK(\"http://x\",\"y\")\t'@sum\n'-p1\t[1,0.5]\t[0,2]\n"
+                    "'=1+1\t[2,2]\t[1,1]\n")
+    root = tmp_path / "out"
+    export.write_imagenhub(frame, root)
+    back = read_imagenhub_dir(root)
+    assert set(back["model"]) == set(frame["model"])
+    assert set(back["prompt_id"]) == {"-p1", "=1+1"}
+
+
+def test_imagenhub_tsv_refuses_a_name_with_a_tab():
+    frame = pd.DataFrame({"dimension": "T", "rater": "r", "prompt_id": ["T/a", "T/a"],
+                          "model": ["m\t1"] * 2, "criterion": ["SC", "PR"],
+                          "value": [1.0, 1.0]})
+    with pytest.raises(ConcordError, match="tab or line break"):
+        export.imagenhub_tables(frame)
+
+
 # --- round trips -------------------------------------------------------------------------
 
 def test_csv_round_trip_into_a_new_study(labelled, tmp_path):

@@ -6,11 +6,9 @@ import io
 import json
 
 import pandas as pd
-import pytest
 
 from concord import export
 from concord.cli import main
-from concord.errors import InputError
 from concord.services import exclusions, labels
 from concord.store import frames
 from concord.store import studies as study_store
@@ -62,18 +60,19 @@ def test_excluded_raters_are_left_out_unless_asked(tmp_path, capsysbinary):
     db.close()
 
 
-def test_an_export_with_pair_rows_imports_only_its_ratings(tmp_path):
+def test_an_export_with_pair_rows_imports_its_ratings_and_its_judgments(tmp_path):
     db = open_db(tmp_path / "x.db")
     seed_pair_study(db, tmp_path, prompts=1, scores=False)
     path = tmp_path / "labels.csv"
     path.write_bytes(labels.export_bytes(db, "duel", "csv"))
     back = open_db(tmp_path / "back.db")
-    with pytest.raises(InputError, match="no ratings found"):  # pair rows are skipped
-        labels.import_ratings(back, "back", "csv", path)
-    with path.open("a") as f:  # one rating among the pair rows: only it is imported
-        f.write('"duel","rating","p0","a photo",alpha,0,"ann","likert",4,,,,,,,,\n')
-    done = labels.import_ratings(back, "back", "csv", path, rubric=["likert-5"])
-    assert done.added == 1
-    assert labels.ratings(back, "back")[["model", "criterion", "value"]].values.tolist() == [
+    done = labels.import_ratings(back, "back", "csv", path)  # pair rows are judgments
+    assert done.rows == 0 and done.labels.written["pair"].added == len(_current(db)) == 18
+    with path.open("a") as f:  # one rating among the pair rows: both are imported
+        f.write('"duel","rating","p0","a photo",alpha,0,"ann","likert",4,,,,,,,,,\n')
+    done = labels.import_ratings(back, "again", "csv", path, rubric=["likert-5"])
+    assert done.added == 1 and done.labels.written["pair"].added == 18
+    assert labels.ratings(back, "again")[["model", "criterion", "value"]].values.tolist() == [
         ["alpha", "likert", 4.0]]
+    back.close()
     db.close()

@@ -233,11 +233,17 @@ def test_every_problem_is_counted_and_the_first_50_are_listed(db, tmp_path):
                                "1600:")
 
 
-def test_rows_of_a_ranking_are_skipped_and_other_kinds_refused(db, tmp_path):
-    header = "kind,prompt_id,model,rater,criterion,value\n"
-    ok = _csv(tmp_path, "rating,p1,A,ann,SC,1\nranking,p1,A,ann,overall,\n", header=header)
-    assert labels.import_ratings(db, "new", "csv", ok).rows == 1
-    bad = _csv(tmp_path, "rating,p1,A,ann,SC,1\nvote,p1,B,ann,SC,1\n", "b.csv", header)
+def test_rows_of_a_ranking_are_rankings_and_other_kinds_refused(db, tmp_path):
+    header = "kind,prompt_id,model,rater,criterion,value,rank\n"
+    ok = _csv(tmp_path, "rating,p1,A,ann,SC,1,\nranking,p1,A,ann,overall,,1\n"
+                        "ranking,p1,B,ann,overall,,2\n", header=header)
+    done = labels.import_ratings(db, "new", "csv", ok)
+    assert done.rows == 1 and done.labels.rankings == 1
+    no_rank = _csv(tmp_path, "rating,p1,A,ann,SC,1,\nranking,p1,A,ann,overall,,\n", "n.csv",
+                   header)
+    [p] = _fails(db, "other", no_rank).problems
+    assert (p.row, p.field, p.message) == (3, "rank", "empty value")
+    bad = _csv(tmp_path, "rating,p1,A,ann,SC,1,\nvote,p1,B,ann,SC,1,\n", "b.csv", header)
     [p] = _fails(db, "other", bad).problems
     assert (p.row, p.field) == (3, "kind")
 

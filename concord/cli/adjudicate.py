@@ -30,8 +30,9 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
     st.add_argument("--item", type=int, required=True, help="item id as 'list' shows it")
     st.add_argument("--criterion", required=True)
     group = st.add_mutually_exclusive_group(required=True)
-    group.add_argument("--value", help="score; models best first, comma-separated (rank); "
-                                       "a, b, tie, both_bad or a model name (pair)")
+    group.add_argument("--value", help="score; models best first as 'list' prints them, "
+                                       "'a > b > c' or 'a,b,c' (rank); a, b, tie, both_bad "
+                                       "or a model name (pair)")
     group.add_argument("--clear", action="store_true", help="withdraw the adjudicated value")
     st.add_argument("--note", default="", help="why (kept with the value)")
     st.set_defaults(func=_set)

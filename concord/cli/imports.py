@@ -1,4 +1,4 @@
-"""``import``, ``import-ratings`` and ``import-scores``.
+"""``import``, ``import-ratings``, ``import-pairs``, ``import-rankings`` and ``import-scores``.
 
 Each command imports its service when it runs (they load yaml, PIL, pandas).
 """
@@ -19,6 +19,7 @@ IMPORT_NICENESS = 10
 def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
     """Fill in the parser of one import command (its help is in ``concord.cli.COMMANDS``)."""
     {"import": _import_parser, "import-ratings": _ratings_parser,
+     "import-pairs": _pairs_parser, "import-rankings": _rankings_parser,
      "import-scores": _scores_parser}[name](p)
 
 
@@ -68,6 +69,34 @@ def _ratings_parser(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=_import_ratings)
 
 
+def _pairs_parser(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Import pairwise (A/B) votes collected elsewhere; a missing study is created as a "
+        "votes-only study. Columns (CSV/TSV) or fields (JSON Lines, .jsonl): model_a, "
+        "model_b, outcome (a, b, tie, both_bad; arena logs' winner column is read too) "
+        "[, prompt_id, prompt, rater, criterion, sample, seconds, time, dimension, "
+        "shown_left, vote_id], or Concord's own export (left_model, right_model, outcome). "
+        "Without prompt_id every vote is an item of its own. See docs/cli.md.")
+    _label_arguments(p, _import_pairs)
+
+
+def _rankings_parser(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Import rankings collected elsewhere; a missing study is created as a "
+        "rankings-only study. Either a rank per model (prompt_id, rater, model, rank "
+        "[, position, sample]; Concord's export) or an ordered list per row (prompt_id, "
+        "rater, ranking: 'a > b = c > d', or a JSON list with lists for ties), each "
+        "[, criterion, seconds, time, dimension, prompt]. See docs/cli.md.")
+    _label_arguments(p, _import_rankings)
+
+
+def _label_arguments(p: argparse.ArgumentParser, func: object) -> None:
+    p.add_argument("--study", required=True, help="target study (created if missing)")
+    p.add_argument("path", type=Path, metavar="PATH",
+                   help="CSV (.csv), TSV (.tsv) or JSON Lines (.jsonl) file")
+    p.set_defaults(func=func)
+
+
 def _import(args: argparse.Namespace, settings: Settings) -> int:
     from concord.services import studies
 
@@ -99,12 +128,62 @@ def _import_ratings(args: argparse.Namespace, settings: Settings) -> int:
     criteria = [spec for arg in args.criteria for spec in arg.split()]
     s = import_ratings(db_for(settings), args.study, args.format, args.path,
                        rubric=args.rubric, criteria=criteria)
-    made = " (new ratings-only study)" if s.created_study else ""
+    made = f" (new {_kind_of(s)}-only study)" if s.created_study else ""
     left_out = "".join(f"; left out: {n} {kind} result(s) (free text, not a score)"
                        for kind, n in sorted(s.skipped.items()))
-    print(f"study {s.study!r}{made}: {s.rows} rows read, {s.added} ratings added, "
-          f"{s.changed} changed (new revision), {s.unchanged} unchanged; {s.rubric}{left_out}")
+    parts = [_labels_line(s)]
+    if s.rows or not parts[0]:
+        parts.insert(0, f"{s.rows} rows read, {s.added} ratings added, {s.changed} changed "
+                        f"(new revision), {s.unchanged} unchanged; {s.rubric}")
+    print(f"study {s.study!r}{made}: {'; '.join(p for p in parts if p)}{left_out}")
     return 0
+
+
+def _import_pairs(args: argparse.Namespace, settings: Settings) -> int:
+    return _import_labels(args, settings, "pairs")
+
+
+def _import_rankings(args: argparse.Namespace, settings: Settings) -> int:
+    return _import_labels(args, settings, "rankings")
+
+
+def _import_labels(args: argparse.Namespace, settings: Settings, fmt: str) -> int:
+    if hasattr(os, "nice"):
+        os.nice(IMPORT_NICENESS)
+    _check_input(args.path, folder_ok=False)
+    from concord.services.ratings_import import import_ratings
+
+    s = import_ratings(db_for(settings), args.study, fmt, args.path)
+    kind = "votes" if fmt == "pairs" else "rankings"
+    made = f" (new {kind}-only study)" if s.created_study else ""
+    print(f"study {s.study!r}{made}: {_labels_line(s)}{_left_out(s.skipped)}")
+    return 0
+
+
+def _labels_line(s: object) -> str:
+    """What an import did with pair votes and rankings, e.g. ``120 votes read: 120 added,
+    0 changed, 0 unchanged``."""
+    parts = []
+    labels = s.labels  # type: ignore[attr-defined]
+    for kind, read in (("pair", labels.votes), ("ranking", labels.rankings)):
+        w = labels.written.get(kind)
+        if read and w is not None:
+            noun = "votes" if kind == "pair" else "rankings"
+            parts.append(f"{read} {noun} read: {w.added} added, {w.changed} changed (new "
+                         f"revision), {w.unchanged} unchanged")
+    return "; ".join(parts)
+
+
+def _kind_of(s: object) -> str:
+    """What a new study was made from: ratings, or only votes or rankings."""
+    labels = s.labels  # type: ignore[attr-defined]
+    if s.rows or not (labels.votes or labels.rankings):  # type: ignore[attr-defined]
+        return "ratings"
+    return "votes" if labels.votes else "rankings"
+
+
+def _left_out(skipped: dict[str, int]) -> str:
+    return "".join(f"; left out: {n} {kind}(s)" for kind, n in sorted(skipped.items()))
 
 
 def _import_scores(args: argparse.Namespace, settings: Settings) -> int:

@@ -241,6 +241,10 @@ def print_report(doc: dict) -> None:
              doc["rater_vs_rest"]["combined"], _plain(
                  ("human", "who", "name", "judge", "statistic", "mean_r", "fisher_z",
                   "tanh_mean_r", "pooled", "n_models")))
+    _section("Human raters: each rater versus the rest, combined over raters, then models",
+             doc["rater_vs_rest"]["human_raters"], _plain(
+                 ("human", "statistic", "mean_r", "fisher_z", "tanh_mean_r", "n_models",
+                  "n_raters")))
     _print_raters(doc["raters"])
     _section("Disagreements (largest rank gap first)", doc["disagreements"], _plain(
         ("metric", "judge", "human_source", "prompt_id", "model", "human_score",

@@ -163,7 +163,7 @@ def _read_row(file: str, header: list[str], number: int, line: str, seen: dict[s
         missing = header[len(cells)] if len(cells) < len(header) else "(extra cells)"
         log.add(Problem(file, f"{len(cells)} cells, the header has {len(header)}",
                         row=number, field=missing))
-    uid = cells[0].strip()
+    uid = _unneutralised(cells[0].strip())
     if not uid:
         log.add(Problem(file, "empty uid", row=number, field="uid"))
     elif uid in seen:
@@ -176,7 +176,16 @@ def _read_row(file: str, header: list[str], number: int, line: str, seen: dict[s
         if isinstance(parsed, str):
             log.add(Problem(file, parsed, row=number, field=model))
         else:
-            yield number, uid, model, parsed[0], parsed[1], text
+            yield number, uid, _unneutralised(model), parsed[0], parsed[1], text
+
+
+def _unneutralised(text: str) -> str:
+    """A cell as it was before Concord's export guarded it against spreadsheet formulas."""
+    if text.startswith("'"):
+        from concord.export import unneutralise  # loads pandas; rarely needed
+
+        return unneutralise(text)
+    return text
 
 
 def read_imagenhub_tsv(

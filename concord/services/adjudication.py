@@ -179,8 +179,7 @@ def _checked(db: Database, study: study_store.Study, view: str, item_id: int,
             raise ConcordError(f"{criterion} = {value!r} is not on the scale {options}")
         return number
     if view == "rank":
-        order = [str(v).strip() for v in (value.split(",") if isinstance(value, str)
-                                          else value)]
+        order = _ranking(value)
         if sorted(order) != sorted(options):
             raise ConcordError(f"an adjudicated ranking names each model of the set once, "
                                f"best first: {options}; got {order}")
@@ -192,6 +191,19 @@ def _checked(db: Database, study: study_store.Study, view: str, item_id: int,
         raise ConcordError(f"an adjudicated pair is one of {list(PAIR_OUTCOMES)} or a model "
                            f"of the pair {sorted(names)}; got {value!r}")
     return choice
+
+
+def _ranking(value: Any) -> list[str]:
+    """An adjudicated order, best first: a list, ``a > b > c`` (as ``list`` prints a
+    rater's ranking) or ``a, b, c``. It is a strict order: ``=`` (a tie) is refused."""
+    if not isinstance(value, str):
+        return [str(v).strip() for v in value]
+    parts = [v.strip() for v in value.split(">" if ">" in value else ",")]
+    tied = next((p for p in parts if "=" in p), None)
+    if tied is not None:
+        raise ConcordError(f"an adjudicated ranking is a strict order, best first ('a > b > "
+                           f"c'); {tied!r} ties models: choose their order")
+    return parts
 
 
 ADJUDICATION_COLUMNS = ["study", "unit", "prompt_id", "prompt", "model", "sample", "model_a",

@@ -14,9 +14,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +23,9 @@ from sqlite_utils import Database
 
 from concord.errors import ConcordError, InputError, NotFoundError, Problem, ProblemLog
 from concord.importers import imagenhub_tsv, label_studio, ratings_csv
-from concord.services import rubric_choice, rubric_fit
+from concord.services import label_import, rubric_choice, rubric_fit
+from concord.services.import_phases import Timer, no_cyclic_gc
+from concord.services.label_import import LabelCounts, LabelPart
 from concord.services.rubric_choice import Choice
 from concord.store import batches, import_writes
 from concord.store import studies as study_store
@@ -34,7 +33,7 @@ from concord.store.db import audit, transaction
 from concord.store.staging import Group, Stage
 
 MAX_GROUPS = 10_000  # distinct (criterion, value) pairs: far more than any rating scale
-FORMATS = ("csv", "imagenhub", "label-studio")
+FORMATS = ("csv", "imagenhub", "label-studio", *label_import.LABEL_FORMATS)
 
 
 @dataclass(slots=True)
@@ -49,6 +48,7 @@ class RatingsImport:
     changed: int = 0
     rubric: str = ""  # which rubric the study uses now, and why (given, kept, inferred)
     skipped: dict[str, int] = field(default_factory=dict)  # results left out, per type
+    labels: LabelCounts = field(default_factory=LabelCounts)  # pair votes and rankings
     seconds: dict[str, tuple[float, float]] = field(default_factory=dict)  # phase: wall, CPU
 
 
@@ -60,8 +60,9 @@ def import_ratings(db: Database, study_name: str, fmt: str, path: Path, *,
     Args:
         db: The database.
         study_name: Target study (created when missing).
-        fmt: ``csv``, ``imagenhub`` or ``label-studio``.
-        path: The CSV/TSV file, a folder of ImagenHub TSVs, or a Label Studio JSON export.
+        fmt: ``csv``, ``imagenhub``, ``label-studio``, ``pairs`` or ``rankings``.
+        path: The CSV/TSV file, a folder of ImagenHub TSVs, a Label Studio JSON export,
+            or a CSV/TSV/JSON Lines file of pair votes or rankings.
         rubric: ``--rubric`` values: a rubric id, or ``DIMENSION=ID``.
         criteria: ``--criteria`` values: inline scales like ``likert=1..5``.
         actor: Who is importing (audit log).
@@ -77,13 +78,18 @@ def import_ratings(db: Database, study_name: str, fmt: str, path: Path, *,
     study = _find(db, study_name)
     stage, timer = Stage(db, max_groups=MAX_GROUPS), Timer()
     try:
+        labels = label_import.part_for(stage, fmt, Path(path))
         with timer("read"):
             skipped: Counter[str] = Counter()
-            files = _stage_files(stage, fmt, Path(path), skipped)
+            files = _stage_files(stage, fmt, Path(path), skipped, labels)
         with timer("check"):
-            choice = _check(stage, study, fmt, files, given)
+            choice = _check(stage, study, fmt, files, given) if stage.count() else \
+                _no_ratings_choice(study, given)
+            if labels is not None:
+                labels.check(study, files)
         with timer("write"):
-            summary = _write(db, stage, study, study_name, fmt, Path(path), choice, actor)
+            summary = _write(db, stage, study, study_name, fmt, Path(path), choice, actor,
+                             labels)
     finally:
         stage.close()
     summary.seconds = timer.seconds
@@ -91,19 +97,13 @@ def import_ratings(db: Database, study_name: str, fmt: str, path: Path, *,
     return summary
 
 
-class Timer:
-    """Wall and CPU seconds per phase (the benchmark prints them)."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, tuple[float, float]] = {}
-
-    @contextlib.contextmanager
-    def __call__(self, phase: str) -> Iterator[None]:
-        wall, cpu = time.perf_counter(), time.process_time()
-        try:
-            yield
-        finally:
-            self.seconds[phase] = (time.perf_counter() - wall, time.process_time() - cpu)
+def _no_ratings_choice(study: study_store.Study | None, given: Choice | None) -> Choice:
+    """An import without ratings keeps the study's rubric (or the one given)."""
+    if study is not None and (study.rubric or study.settings.get("criteria")):
+        return Choice(rubric_choice.study_rubrics(study), study.rubric, {}, "")
+    if given is not None:
+        return given
+    return Choice(rubric_choice.StudyRubrics(None), None, {}, "")
 
 
 def _find(db: Database, name: str) -> study_store.Study | None:
@@ -113,32 +113,25 @@ def _find(db: Database, name: str) -> study_store.Study | None:
         return None
 
 
-def _stage_files(stage: Stage, fmt: str, path: Path, skipped: Counter[str]) -> list[str]:
+def _stage_files(stage: Stage, fmt: str, path: Path, skipped: Counter[str],
+                 labels: LabelPart | None) -> list[str]:
     """Read every input file into the stage; raise with every problem found."""
     log = ProblemLog()
     paths = _inputs(fmt, path)
-    with _no_cyclic_gc():
+    with no_cyclic_gc():
         for index, file in enumerate(paths):
-            for rows in _chunks(fmt, file, log, skipped):
-                if not log:  # after the first problem, only read on to count them all
-                    stage.add(index, rows)
+            if fmt not in label_import.LABEL_FORMATS:
+                for rows in _chunks(fmt, file, log, skipped):
+                    if not log:  # after the first problem, only read on to count them all
+                        stage.add(index, rows)
+            if labels is not None:
+                labels.read(index, file, log, skipped)
     log.raise_if_any()
-    if stage.count() == 0:
-        raise InputError([Problem(str(path), "no ratings found")])
+    if stage.count() == 0 and (labels is None or labels.empty()):
+        what = "no ratings found" if labels is None else \
+            "no ratings, rankings or pair votes found"
+        raise InputError([Problem(str(path), what)])
     return [str(p) for p in paths]
-
-
-@contextlib.contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
-    """Reading makes millions of short-lived lists and tuples (no cycles); the cyclic
-    collector's passes over them made reading three times slower."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _inputs(fmt: str, path: Path) -> list[Path]:
@@ -246,19 +239,20 @@ def _check_rows(stage: Stage, study: study_store.Study | None, files: list[str])
 
 
 def _write(db: Database, stage: Stage, study: study_store.Study | None, name: str, fmt: str,
-           path: Path, choice: Choice, actor: str) -> RatingsImport:
+           path: Path, choice: Choice, actor: str, labels: LabelPart | None) -> RatingsImport:
     summary = RatingsImport(study=name, created_study=study is None, rows=stage.count(),
                             rubric=choice.note)
-    settings = {**(study.settings if study else {"raters_per_item": stage.raters(),
-                                                 "layout": f"ratings-only ({fmt})"}),
+    settings = {**(study.settings if study else label_import.new_settings(stage, fmt, labels)),
                 **{k: v for k, v in choice.settings.items() if v}}
     rubric_id = study.rubric if study is not None and study.rubric else choice.rubric_id
-    new = None if study else batches.NewStudy(name, rubric_id, settings)
+    new = None if study else batches.NewStudy(name, rubric_id, settings,
+                                              label_import.protocol(stage, labels))
     batch = batches.begin(db, study_id=study.id if study else None, new=new, source=str(path))
     try:
         with import_writes.larger_cache(db):
-            made = _write_batch(db, stage, study, batch, fmt, summary)
-        if study is not None and not (made or summary.added or summary.changed) \
+            made = _write_batch(db, stage, study, batch, fmt, summary, labels)
+        if study is not None and not (made or summary.added or summary.changed
+                                      or label_import.wrote(summary.labels)) \
                 and rubric_id == study.rubric and settings == study.settings:
             batches.drop_empty(db, batch)  # a repeated import leaves no trace
             return summary
@@ -273,8 +267,10 @@ def _write(db: Database, stage: Stage, study: study_store.Study | None, name: st
 
 
 def _write_batch(db: Database, stage: Stage, study: study_store.Study | None,
-                 batch: batches.Batch, fmt: str, summary: RatingsImport) -> int:
-    """Raters, targets and ratings into the pending batch; returns raters + images made."""
+                 batch: batches.Batch, fmt: str, summary: RatingsImport,
+                 labels: LabelPart | None) -> int:
+    """Raters, targets, ratings and labels into the pending batch; returns raters +
+    images made."""
     def pacer() -> import_writes.Pacer:  # each kind of write learns its own pace
         return import_writes.Pacer(db, batch)
 
@@ -286,4 +282,7 @@ def _write_batch(db: Database, stage: Stage, study: study_store.Study | None,
     written = import_writes.write_ratings(pacer(), batch.study_id, compare=study is not None)
     summary.added, summary.changed = written.added, written.changed
     summary.unchanged = written.unchanged
+    if labels is not None:
+        labels.write(pacer, batch.study_id, compare=study is not None)
+        summary.labels = labels.counts
     return made

@@ -25,7 +25,7 @@ COMBINE = ("mean_r", "fisher_z", "tanh_mean_r")
 # above this many it falls back to scipy per group.
 _MAX_LEVELS = 128
 # atanh(±1) is infinite: r is clipped first, as the Fisher-z CI does.
-_CLIP = 0.999999999999
+CLIP = 0.999999999999
 
 
 def _starts(new_run: np.ndarray) -> np.ndarray:
@@ -199,7 +199,7 @@ def combine_r(values: object) -> dict[str, float]:
         return {"mean_r": float("nan"), "fisher_z": float("nan"),
                 "tanh_mean_r": float("nan"), "n": 0}
     mean = float(np.mean(r))
-    z = float(np.mean(np.arctanh(np.clip(r, -_CLIP, _CLIP))))
+    z = float(np.mean(np.arctanh(np.clip(r, -CLIP, CLIP))))
     return {"mean_r": mean, "fisher_z": float(np.tanh(z)), "tanh_mean_r": float(np.tanh(mean)),
             "n": int(r.size)}
 
@@ -228,7 +228,7 @@ def combine_table(table: pd.DataFrame, keys: Sequence[str],
         n = np.bincount(code[ok], minlength=size)
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.bincount(code[ok], weights=r[ok], minlength=size) / n
-            z = np.bincount(code[ok], weights=np.arctanh(np.clip(r[ok], -_CLIP, _CLIP)),
+            z = np.bincount(code[ok], weights=np.arctanh(np.clip(r[ok], -CLIP, CLIP)),
                             minlength=size) / n
         parts[stat] = {"mean_r": np.where(n > 0, mean, np.nan),
                        "fisher_z": np.where(n > 0, np.tanh(z), np.nan),

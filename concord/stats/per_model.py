@@ -8,7 +8,8 @@ ways (:func:`concord.stats.grouped.combine_r`).
 OTHER raters' values on that image (their own values: a derived criterion such as O is
 derived per rater first), per model and pooled over all images, combined over models
 the same three ways. Metrics appear in the same table (the metric against the mean of
-all raters), so a judge can be compared with a person.
+all raters), so a judge can be compared with a person. *Human raters*: one figure for all
+raters, the raters' per-model values combined over raters, then over models.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pandas as pd
 from concord.stats._codes import codes_and_names, group_codes, image_keys
 from concord.stats._exact import rest_means
 from concord.stats._validate import numeric_values
-from concord.stats.grouped import STATS, combine_table, grouped_correlations
+from concord.stats.grouped import CLIP, COMBINE, STATS, combine_table, grouped_correlations
 from concord.stats.human_metric import Joined
 
 HEAD = ["metric", "judge", "human", "dimension"]
@@ -148,9 +149,10 @@ def rater_vs_rest(sources: dict[str, pd.DataFrame], joined: Joined | None = None
 
     Returns:
         ``per_model`` (``human, who, name, judge, model, spearman, kendall_tau_b,
-        pearson, n_images``), ``pooled`` (the same without ``model``, over all images)
-        and ``combined`` (``human, who, name, judge, statistic, mean_r, fisher_z,
-        tanh_mean_r, n_models, pooled``). ``who`` is ``rater`` or ``metric``.
+        pearson, n_images``), ``pooled`` (the same without ``model``, over all images),
+        ``combined`` (``human, who, name, judge, statistic, mean_r, fisher_z,
+        tanh_mean_r, n_models, pooled``; ``who`` is ``rater`` or ``metric``) and
+        ``human_raters`` (:func:`human_raters`: one figure for all raters).
     """
     per_model, pooled = [], []
     for source, rows in sources.items():
@@ -171,7 +173,7 @@ def rater_vs_rest(sources: dict[str, pd.DataFrame], joined: Joined | None = None
     per_model = [p for p in per_model if not p.empty]
     if not per_model:
         return {"per_model": pd.DataFrame(), "pooled": pd.DataFrame(),
-                "combined": pd.DataFrame()}
+                "combined": pd.DataFrame(), "human_raters": human_raters(pd.DataFrame())}
     models = pd.concat(per_model, ignore_index=True)[[*WHO, "model", *STATS, "n_images"]]
     total = pd.concat([p for p in pooled if not p.empty],
                       ignore_index=True)[[*WHO, *STATS, "n_images"]]
@@ -183,4 +185,46 @@ def rater_vs_rest(sources: dict[str, pd.DataFrame], joined: Joined | None = None
     long = total.melt(id_vars=WHO, value_vars=list(STATS), var_name="statistic",
                       value_name="pooled")
     combined = combined.merge(long, on=[*WHO, "statistic"], how="left")
-    return {"per_model": models, "pooled": total, "combined": combined}
+    return {"per_model": models, "pooled": total, "combined": combined,
+            "human_raters": human_raters(models)}
+
+
+def human_raters(per_model: pd.DataFrame) -> pd.DataFrame:
+    """One "human raters" figure per human source: each rater against the mean of the
+    others per model, combined over raters, then over models.
+
+    Each of the three combinations averages in its own space at both levels and maps
+    back once: ``mean_r`` = mean over models of the mean over raters of r; ``fisher_z``
+    = tanh of the mean over models of the mean over raters of atanh r; ``tanh_mean_r`` =
+    tanh of ``mean_r`` (the convention of published MLLM-judge code). NaN r (a constant
+    rater or rest) are skipped, as in :func:`concord.stats.grouped.combine_r`.
+
+    Args:
+        per_model: The ``per_model`` rows of :func:`rater_vs_rest` (``who == "rater"``
+            rows are used).
+
+    Returns:
+        ``human, statistic, mean_r, fisher_z, tanh_mean_r, n_models, n_raters``.
+    """
+    columns = ["human", "statistic", *COMBINE, "n_models", "n_raters"]
+    raters = per_model[per_model["who"] == "rater"] if not per_model.empty else per_model
+    if raters.empty:
+        return pd.DataFrame(columns=columns)
+    out = []
+    for stat in STATS:
+        r = raters[["human", "model", "name", stat]].rename(columns={stat: "r"})
+        r = r[np.isfinite(r["r"].to_numpy(float))]
+        r = r.assign(z=np.arctanh(np.clip(r["r"].to_numpy(float), -CLIP, CLIP)))
+        by_model = r.groupby(["human", "model"], sort=True, observed=True).agg(
+            r=("r", "mean"), z=("z", "mean"), n_raters=("name", "nunique"))
+        top = by_model.groupby(level="human", sort=True, observed=True).agg(
+            mean_r=("r", "mean"), z=("z", "mean"), n_models=("r", "size"))
+        n_raters = r.groupby("human", sort=True, observed=True)["name"].nunique()
+        out.append(pd.DataFrame({
+            "human": top.index.astype(str), "statistic": stat,
+            "mean_r": top["mean_r"].to_numpy(float), "fisher_z": np.tanh(top["z"]).to_numpy(),
+            "tanh_mean_r": np.tanh(top["mean_r"]).to_numpy(float),
+            "n_models": top["n_models"].to_numpy(int),
+            "n_raters": n_raters.reindex(top.index).to_numpy(int)}))
+    table = pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=columns)
+    return table.sort_values(["human", "statistic"], kind="stable", ignore_index=True)[columns]

@@ -1,10 +1,11 @@
 """Import batches: write a large import in short transactions, show it all at once.
 
-A batch is a row of ``import_batches``. While it is ``pending``, every rating it wrote
-(``ratings.batch``) is invisible: ``current_ratings``, the ratings frame and a rater's
-history skip it, and a study it created is hidden from name lookups. Publishing is one
-short transaction that flips the state. A batch whose process died (``kill -9``, power
-loss) stays pending and invisible; the next import removes it (:func:`discard_stale`).
+A batch is a row of ``import_batches``. While it is ``pending``, every rating, ranking and
+pair judgment it wrote (their ``batch`` column) is invisible: the current views, the
+frames and a rater's history skip it, and a study it created is hidden from name lookups.
+Publishing is one short transaction that flips the state. A batch whose process died
+(``kill -9``, power loss) stays pending and invisible; the next import removes it
+(:func:`discard_stale`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ _MINE: set[int] = set()  # batches this process is writing right now
 
 
 def visible(alias: str = "") -> str:
-    """SQL condition: the rating row (table alias ``alias``) is not part of a pending batch."""
+    """SQL condition: the rating, ranking or pair judgment row (table alias ``alias``) is
+    not part of a pending batch."""
     col = f"{alias}.batch" if alias else "batch"
     return f"({col} IS NULL OR {col} NOT IN ({PENDING_IDS}))"
 
@@ -50,6 +52,7 @@ class NewStudy:
     name: str
     rubric: str | None
     settings: dict
+    protocol: str = "score"  # ``pair`` or ``rank`` for a study made from votes or rankings
 
 
 def begin(db: Database, *, study_id: int | None, new: NewStudy | None, source: str) -> Batch:
@@ -78,8 +81,8 @@ def begin(db: Database, *, study_id: int | None, new: NewStudy | None, source: s
 def _create_study(db: Database, new: NewStudy) -> int:
     try:
         cur = db.execute("INSERT INTO studies (name, protocol, rubric, root, settings,"
-                         " created_at) VALUES (?, 'score', ?, NULL, ?, ?)",
-                         [new.name, new.rubric, dumps(new.settings), now()])
+                         " created_at) VALUES (?, ?, ?, NULL, ?, ?)",
+                         [new.name, new.protocol, new.rubric, dumps(new.settings), now()])
     except sqlite3.IntegrityError:
         raise ConcordError(f"study {new.name!r} is being created by another import right now;"
                            " run this one again when that one has finished") from None
@@ -152,7 +155,8 @@ def discard(db: Database, batch_id: int) -> None:
     if row is None:
         return
     study_id, new_study = row
-    _delete_chunks(db, "ratings", "batch = ?", [batch_id])
+    for table in ("ratings", "rankings", "pair_judgments", "pairs"):
+        _delete_chunks(db, table, "batch = ?", [batch_id])
     if new_study:
         _delete_chunks(db, "images", "study_id = ?", [study_id])
         _delete_chunks(db, "prompts", "study_id = ?", [study_id])
@@ -183,7 +187,8 @@ def _delete_orphan_raters(db: Database, batch_id: int) -> None:
         " batch_id = ? AND kind = 'rater') AND token_hash IS NULL AND NOT EXISTS (SELECT 1"
         " FROM study_raters s WHERE s.rater_id = raters.id) AND NOT EXISTS (SELECT 1 FROM"
         " ratings r WHERE r.rater_id = raters.id) AND NOT EXISTS (SELECT 1 FROM rankings k"
-        " WHERE k.rater_id = raters.id)", [batch_id])
+        " WHERE k.rater_id = raters.id) AND NOT EXISTS (SELECT 1 FROM pair_judgments j"
+        " WHERE j.rater_id = raters.id)", [batch_id])
 
 
 def discard_stale(db: Database) -> list[int]:

@@ -2,8 +2,8 @@
 
 Ratings, rankings and pair judgments are append-only (concord/store/migrations/): each
 row of their tables is one revision. An undo is a revision with no value (a rating's
-``value`` NULL, a ranking ``retracted``, a pair judgment's ``outcome`` NULL). Ratings of
-a pending import batch are not there yet and are left out (concord/store/batches.py).
+``value`` NULL, a ranking ``retracted``, a pair judgment's ``outcome`` NULL). Rows of a
+pending import batch are not there yet and are left out (concord/store/batches.py).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ WHERE x.study_id = ? AND {visible("x")}
 
 # A ranking revision is one row per ranked image; a retraction (no items) is one row
 # without model and rank.
-_RANKINGS_SQL = """
+_RANKINGS_SQL = f"""
 SELECT 'ranking' AS kind, p.key AS prompt_id, m.name AS model, i.sample, r.name AS rater,
        k.criterion, k.revision, k.action, k.submission, NULL AS value, ri.rank,
        NULL AS left_model, NULL AS right_model, NULL AS outcome, k.seconds,
@@ -39,10 +39,10 @@ JOIN raters r ON r.id = k.rater_id
 LEFT JOIN ranking_items ri ON ri.ranking_id = k.id
 LEFT JOIN images i ON i.id = ri.image_id
 LEFT JOIN models m ON m.id = i.model_id
-WHERE k.study_id = ?
+WHERE k.study_id = ? AND {visible("k")}
 """
 
-_PAIRS_SQL = """
+_PAIRS_SQL = f"""
 SELECT 'pair' AS kind, p.key AS prompt_id, NULL AS model, il.sample, r.name AS rater,
        j.criterion, j.revision, j.action, j.submission, NULL AS value, NULL AS rank,
        ml.name AS left_model, mr.name AS right_model, j.outcome, j.seconds,
@@ -55,7 +55,7 @@ JOIN models ml ON ml.id = il.model_id
 JOIN images ir ON ir.id = j.right_image
 JOIN models mr ON mr.id = ir.model_id
 JOIN raters r ON r.id = j.rater_id
-WHERE j.study_id = ?
+WHERE j.study_id = ? AND {visible("j")}
 """
 
 COLUMNS = ["study", "kind", "prompt_id", "model", "sample", "rater", "criterion", "revision",

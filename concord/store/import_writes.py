@@ -173,11 +173,13 @@ def _stage_new_prompts(db: Database, study_id: int) -> None:
     conn = db.conn
     conn.execute("BEGIN")
     conn.execute("CREATE TABLE stage.s_new_prompts (n INTEGER PRIMARY KEY, key TEXT,"
-                 " dimension TEXT)")
-    conn.execute("INSERT INTO stage.s_new_prompts (key, dimension) SELECT prompt_id,"
-                 " MAX(dimension) FROM stage.s_targets WHERE prompt_id NOT IN (SELECT key FROM"
-                 " main.prompts WHERE study_id = ?) GROUP BY prompt_id ORDER BY MIN(first)",
-                 [study_id])
+                 " dimension TEXT, text TEXT NOT NULL)")
+    # The text a label import read with the prompt (``stage.s_texts``), else empty.
+    conn.execute("INSERT INTO stage.s_new_prompts (key, dimension, text) SELECT prompt_id,"
+                 " MAX(dimension), COALESCE((SELECT x.text FROM stage.s_texts x WHERE"
+                 " x.key = prompt_id), '') FROM stage.s_targets WHERE prompt_id NOT IN (SELECT"
+                 " key FROM main.prompts WHERE study_id = ?) GROUP BY prompt_id ORDER BY"
+                 " MIN(first)", [study_id])
     conn.execute("COMMIT")
 
 
@@ -187,7 +189,7 @@ def _insert_prompts(db: Database, batch: Batch, rows: int, benchmark: str | None
     first = batches.max_id(db, "prompts")
     cur = db.execute(
         "INSERT INTO main.prompts (study_id, key, text, benchmark, dimension, meta, position,"
-        " rank_set) SELECT :study, key, '', :bench, dimension, json_object('uid',"
+        " rank_set) SELECT :study, key, text, :bench, dimension, json_object('uid',"
         " substr(key, instr(key, '/') + 1)), :offset + n - 1, 1 FROM stage.s_new_prompts"
         " WHERE n >= :lo AND n < :lo + :rows ORDER BY n",
         {"study": batch.study_id, "bench": benchmark, "offset": offset, "lo": lo, "rows": rows})

@@ -31,7 +31,8 @@ CREATE TABLE stage.s_targets (
     n INTEGER PRIMARY KEY, prompt_id TEXT NOT NULL, model TEXT NOT NULL,
     sample INTEGER NOT NULL, first INTEGER NOT NULL, dimension TEXT, image_id INTEGER);
 CREATE UNIQUE INDEX stage.s_targets_key ON s_targets (prompt_id, model, sample);
-CREATE TABLE stage.s_raters (name TEXT PRIMARY KEY, rater_id INTEGER) WITHOUT ROWID
+CREATE TABLE stage.s_raters (name TEXT PRIMARY KEY, rater_id INTEGER) WITHOUT ROWID;
+CREATE TABLE stage.s_texts (key TEXT PRIMARY KEY, text TEXT NOT NULL) WITHOUT ROWID
 """
 _ROWS_PER_INSERT = 100
 _COLUMNS = ("line", "prompt_id", "model", "sample", "rater", "criterion", "value", "seconds",

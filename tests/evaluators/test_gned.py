@@ -95,10 +95,28 @@ def test_ground_truth_from_questions_then_meta():
                  Question("1", "Is the text 'Tea Time' in the image?  "),
                  Question("2", "Is the cup red?"))
     assert ground_truth(ScoreRequest(0, None, "p", questions)) == (
-        ["drink", "Tea Time"], "questions")
-    assert ground_truth(ScoreRequest(0, None, "p", extra={"text": ["A", "B"]})) == (
-        ["A", "B"], "meta")
+        ["drink", "Tea", "Time"], "questions")  # words, as OCR text becomes tokens
+    assert ground_truth(ScoreRequest(0, None, "p", extra={"text": ["A", "B C"]})) == (
+        ["A", "B", "C"], "meta")
+    assert ground_truth(ScoreRequest(0, None, "p", extra={"text": "OPEN  24 h"})) == (
+        ["OPEN", "24", "h"], "meta")
     assert ground_truth(ScoreRequest(0, None, "p")) == ([], "none")
+
+
+@pytest.mark.parametrize("read", [["COFFEE SHOP"], ["coffee", "shop"], ["Coffee Shop "]])
+def test_a_multi_word_text_read_perfectly_scores_zero(image_files, read):
+    metric = GNED(ocr=lambda image: [(t, 0.99) for t in read])
+    questions = (Question("0", "Is the text 'COFFEE SHOP' in the image?"),)
+    [result] = metric.score([ScoreRequest(1, image_files[0], "p", questions)])
+    expected_empty = read[0].endswith(" ")  # OCR's trailing space is an empty token
+    assert result.value == pytest.approx(1 / 3 if expected_empty else 0.0)
+    assert result.details["recall"] == 1.0
+    assert result.details["gt"] == ["COFFEE", "SHOP"]
+
+
+def test_a_multi_word_text_read_in_part():
+    # [coffee, shop] vs OCR [coffee, shap]: (0 + 1/4) / 2; recall 2/2 (NED 0.25 <= 0.3)
+    assert image_scores(["COFFEE", "SHOP"], ["coffee shap"]) == (pytest.approx(0.125), 1.0)
 
 
 def test_evaluator_with_injected_engine(image_files, tmp_path):

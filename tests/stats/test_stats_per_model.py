@@ -119,6 +119,40 @@ def test_rater_vs_rest_equals_brute_force(raters, missing):
     assert checked >= raters * 3 * 3
 
 
+@pytest.mark.parametrize(("raters", "missing"), [(3, 0.0), (5, 0.3)])
+def test_human_raters_combines_over_raters_then_over_models(raters, missing):
+    ratings, _ = _study(20 + raters, raters, missing)
+    out = rater_vs_rest(human_sources(with_derived(ratings, [IMAGENHUB_O]), None))
+    got = out["human_raters"].set_index(["human", "statistic"])
+    per = out["per_model"]
+    assert set(got.index.get_level_values("human")) == {"ratings:SC", "ratings:PR",
+                                                        "ratings:O"}
+    for (source, stat), row in got.iterrows():
+        # an independent nested loop: per model the raters' r (r and atanh r averaged),
+        # then over models, mapped back once
+        rows = per[(per["human"] == source) & (per["who"] == "rater")]
+        by_model: dict[str, list[float]] = defaultdict(list)
+        for model, r in zip(rows["model"], rows[stat], strict=True):
+            if not math.isnan(r):
+                by_model[model].append(r)
+        means = [sum(v) / len(v) for v in by_model.values()]
+        zs = [sum(math.atanh(max(-CLIP, min(CLIP, x))) for x in v) / len(v)
+              for v in by_model.values()]
+        mean = sum(means) / len(means)
+        assert row["mean_r"] == pytest.approx(mean, abs=1e-12)
+        assert row["fisher_z"] == pytest.approx(math.tanh(sum(zs) / len(zs)), abs=1e-12)
+        assert row["tanh_mean_r"] == pytest.approx(math.tanh(mean), abs=1e-12)
+        assert row["n_models"] == len(by_model) >= 2
+        assert row["n_raters"] == rows.loc[rows[stat].notna(), "name"].nunique()
+
+
+def test_human_raters_of_nothing_is_an_empty_table():
+    out = rater_vs_rest({})
+    assert out["human_raters"].empty
+    assert list(out["human_raters"].columns) == [
+        "human", "statistic", "mean_r", "fisher_z", "tanh_mean_r", "n_models", "n_raters"]
+
+
 def _image_means(ratings: pd.DataFrame, crit: str) -> dict[tuple, float]:
     values = _per_rater_values(ratings)[crit]
     return {image: math.fsum(by.values()) / len(by) for image, by in values.items()}

@@ -1,0 +1,148 @@
+"""Writing staged pair votes and rankings into a pending import batch, paced like ratings.
+
+Every write runs through :class:`concord.store.import_writes.Pacer` (short transactions,
+raters first). Rows carry the batch id, so nothing is visible until the batch is published
+(``current_pair_judgments`` and ``current_rankings`` skip pending rows). A label equal to
+the one in effect now is not written again; another one becomes the next revision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from concord.store.batches import visible
+from concord.store.db import now
+from concord.store.import_writes import Pacer, Written
+
+_VOTES = (" FROM stage.s_votes v JOIN stage.s_raters r ON r.name = v.rater"
+          " WHERE v.seq >= :lo AND v.seq < :hi")
+_JUDGED = "x.pair_id = v.pair_id AND x.rater_id = r.rater_id AND x.criterion = v.criterion"
+_LEFT = "CASE v.shown_left WHEN 'a' THEN v.image_a ELSE v.image_b END"
+_RIGHT = "CASE v.shown_left WHEN 'a' THEN v.image_b ELSE v.image_a END"
+_OUTCOME = ("CASE WHEN v.outcome IN ('tie', 'both_bad') THEN v.outcome"
+            " WHEN v.outcome = v.shown_left THEN 'left' ELSE 'right' END")
+# The judgment in effect now, as "outcome left-image" (NULL: none, or undone).
+_CURRENT_VOTE = (f"(SELECT x.outcome || ' ' || x.left_image FROM main.pair_judgments x"
+                 f" WHERE {_JUDGED} AND {visible('x')} ORDER BY x.revision DESC LIMIT 1)")
+_STAGED_VOTE = f"({_OUTCOME} || ' ' || {_LEFT})"
+_NEXT_VOTE = (f"COALESCE((SELECT MAX(x.revision) FROM main.pair_judgments x WHERE {_JUDGED}),"
+              " 0) + 1")
+_INSERT_VOTES = (
+    "INSERT INTO main.pair_judgments (study_id, pair_id, rater_id, criterion, left_image,"
+    " right_image, outcome, revision, submission, action, seconds, created_at, batch)"
+    f" SELECT :study, v.pair_id, r.rater_id, v.criterion, {_LEFT}, {_RIGHT}, {_OUTCOME},"
+    " {revision}, printf('import-%d-v%012d', :batch, v.seq), 'import', v.seconds,"
+    f" COALESCE(v.time, :now), :batch{_VOTES}")
+
+_RANKINGS = (" FROM stage.s_rankings g JOIN main.prompts p ON p.study_id = :study AND"
+             " p.key = g.prompt_id JOIN stage.s_raters r ON r.name = g.rater"
+             " WHERE g.n >= :lo AND g.n < :hi")
+_RANKED = "x.prompt_id = p.id AND x.rater_id = r.rater_id AND x.criterion = g.criterion"
+# A ranking as "image:rank,..." in image order: the staged one and the one in effect now.
+_STAGED_RANKING = ("(SELECT group_concat(image_id || ':' || place, ',') FROM (SELECT"
+                   " s.image_id, s.place FROM stage.s_ranked s WHERE s.ranking = g.n ORDER BY"
+                   " s.image_id))")
+_CURRENT_RANKING = (
+    "(SELECT group_concat(image_id || ':' || rank, ',') FROM (SELECT ri.image_id, ri.rank"
+    " FROM main.ranking_items ri WHERE ri.ranking_id = (SELECT x.id FROM main.rankings x"
+    f" WHERE {_RANKED} AND {visible('x')} AND x.retracted = 0 AND NOT EXISTS (SELECT 1 FROM"
+    " main.rankings y WHERE y.prompt_id = x.prompt_id AND y.rater_id = x.rater_id AND"
+    f" y.criterion = x.criterion AND y.revision > x.revision AND {visible('y')}))"
+    " ORDER BY ri.image_id))")
+_NEXT_RANKING = (f"COALESCE((SELECT MAX(x.revision) FROM main.rankings x WHERE {_RANKED}),"
+                 " 0) + 1")
+# The slots the images were shown in, when every one is known; else no display order.
+_DISPLAY = ("(SELECT CASE WHEN MIN(position) >= 0 THEN json_group_array(image_id) ELSE '[]'"
+            " END FROM (SELECT s.image_id, s.position FROM stage.s_ranked s WHERE"
+            " s.ranking = g.n ORDER BY s.position))")
+_SUBMISSION = "printf('import-%d-k%012d', :batch, {n})"
+_INSERT_RANKINGS = (
+    "INSERT INTO main.rankings (study_id, prompt_id, rater_id, criterion, revision,"
+    " submission, action, retracted, display_order, seconds, created_at, batch)"
+    " SELECT :study, p.id, r.rater_id, g.criterion, {revision},"
+    f" {_SUBMISSION.format(n='g.n')}, 'import', 0, {_DISPLAY}, g.seconds,"
+    f" COALESCE(g.time, :now), :batch{_RANKINGS}")
+_INSERT_ITEMS = (
+    "INSERT INTO main.ranking_items (ranking_id, image_id, rank, position) SELECT k.id,"
+    " s.image_id, s.place, s.position FROM stage.s_ranked s JOIN main.rankings k ON"
+    f" k.submission = {_SUBMISSION.format(n='s.ranking')} WHERE s.ranking >= :lo AND"
+    " s.ranking < :hi")
+
+
+def create_pairs(pacer: Pacer, study_id: int) -> int:
+    """The pairs the votes name that the study lacks (a study without image files: its
+    pairs are never served to raters); returns how many were created."""
+    db = pacer.db
+    last = _last(pacer, "SELECT COALESCE(MAX(seq), 0) FROM stage.s_votes")
+
+    def chunk(rows: int, lo: int) -> int:
+        db.execute("INSERT OR IGNORE INTO main.pairs (study_id, prompt_id, image_a, image_b,"
+                   " better, created_at, batch) SELECT :study, i.prompt_id, min(v.image_a,"
+                   " v.image_b), max(v.image_a, v.image_b), NULL, :now, :batch FROM"
+                   " stage.s_votes v JOIN main.images i ON i.id = v.image_a WHERE"
+                   " v.seq >= :lo AND v.seq < :lo + :rows",
+                   {"study": study_id, "now": now(), "batch": pacer.batch.id, "lo": lo,
+                    "rows": rows})
+        return rows
+
+    _walk(pacer, last, chunk)
+    made = int(db.execute("SELECT COUNT(*) FROM main.pairs WHERE batch = ?",
+                          [pacer.batch.id]).fetchone()[0])
+    conn = db.conn
+    conn.execute("BEGIN")
+    conn.execute("UPDATE stage.s_votes AS v SET pair_id = p.id FROM main.pairs p WHERE"
+                 " p.image_a = min(v.image_a, v.image_b) AND p.image_b = max(v.image_a,"
+                 " v.image_b)")
+    conn.execute("COMMIT")
+    return made
+
+
+def write_votes(pacer: Pacer, study_id: int, *, compare: bool) -> Written:
+    """The staged votes as pending pair judgments (the next revision of each)."""
+    last = _last(pacer, "SELECT COALESCE(MAX(seq), 0) FROM stage.s_votes")
+    return _write(pacer, study_id, last, compare, insert=_INSERT_VOTES, revision=_NEXT_VOTE,
+                  staged=_STAGED_VOTE, current=_CURRENT_VOTE, source=_VOTES)
+
+
+def write_rankings(pacer: Pacer, study_id: int, *, compare: bool) -> Written:
+    """The staged rankings as pending rankings with their ranked images."""
+    last = _last(pacer, "SELECT COALESCE(MAX(n), 0) FROM stage.s_rankings")
+    return _write(pacer, study_id, last, compare, insert=_INSERT_RANKINGS,
+                  revision=_NEXT_RANKING, staged=_STAGED_RANKING, current=_CURRENT_RANKING,
+                  source=_RANKINGS, then=_INSERT_ITEMS)
+
+
+def _write(pacer: Pacer, study_id: int, last: int, compare: bool, *, insert: str,
+           revision: str, staged: str, current: str, source: str, then: str = "") -> Written:
+    db, out = pacer.db, Written()
+    counts = (f"SELECT COUNT(*), COALESCE(SUM(cur IS NULL), 0), COALESCE(SUM(cur = new), 0)"
+              f" FROM (SELECT {staged} AS new, {current} AS cur{source})")
+
+    def chunk(rows: int, lo: int) -> int:
+        args = {"lo": lo, "hi": lo + rows, "study": study_id, "now": now(),
+                "batch": pacer.batch.id}
+        if compare:
+            n, added, same = db.execute(counts, args).fetchone()
+            out.added, out.unchanged = out.added + added, out.unchanged + same
+            out.changed += n - added - same
+            db.execute(insert.format(revision=revision) + f" AND {current} IS NOT {staged}",
+                       args)
+        else:
+            out.added += db.execute(insert.format(revision=1), args).rowcount
+        if then:
+            db.execute(then, args)
+        return rows
+
+    _walk(pacer, last, chunk)
+    return out
+
+
+def _last(pacer: Pacer, sql: str) -> int:
+    return int(pacer.db.execute(sql).fetchone()[0])
+
+
+def _walk(pacer: Pacer, last: int, chunk: Callable[[int, int], int]) -> None:
+    """Run ``chunk(rows, lo)`` over sequence numbers 1..``last`` in paced transactions."""
+    lo = 1
+    while lo <= last:
+        lo += pacer.run(lambda rows, lo=lo: chunk(rows, lo))
