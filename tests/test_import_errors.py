@@ -179,6 +179,32 @@ def test_unknown_manifest_key(db, study):
     assert "unknown key" in p.message
 
 
+def test_every_problem_of_a_manifest_and_its_files_in_one_pass(db, study):
+    """Manifest keys, the rubric and the files it names are all checked in one run (they
+    used to come in three: keys, then rubric and files, then what the files hold)."""
+    text = study.read_text().replace("raters_per_item: 2", "raters_per_item: 0")
+    study.write_text(text + "rubric: likert-55\nprotocl: score\ncrowd: {items_per_rater: -1}\n")
+    prompts = study.parent / "prompts.csv"
+    prompts.write_text(prompts.read_text() + "p1,again,count\n")
+    _img(study, "m1", "p0.png").write_bytes(b"not a png")
+    with unchanged(db):
+        err = import_fails(db, study)
+    where = {(Path(p.file).name, p.field) for p in err.problems}
+    assert {("study.yaml", "raters_per_item"), ("study.yaml", "rubric"),
+            ("study.yaml", "protocl"), ("prompts.csv", "prompt_id"),
+            ("p0.png", "image")} <= where, problem_text(err)
+    assert any(f.startswith("crowd") for _, f in where), problem_text(err)
+    text = problem_text(err)
+    assert "did you mean 'likert-5'?" in text and "did you mean 'protocol'?" in text
+
+
+def test_files_are_not_read_when_the_manifest_cannot_name_them(db, study):
+    study.write_text(study.read_text().replace("layout: folder", "layout: folders")
+                     + "rubric: likert-55\n")
+    err = import_fails(db, study)
+    assert {p.field for p in err.problems} == {"layout", "rubric"}, problem_text(err)
+
+
 def test_unknown_layout(db, study):
     study.write_text(study.read_text().replace("layout: folder", "layout: flat"))
     p = import_fails(db, study).problems[0]

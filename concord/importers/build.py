@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 from concord.errors import InputError, Problem
 from concord.importers import benchmarks, folders, study_checks
 from concord.importers.images import verify_many
-from concord.importers.manifest import Manifest, load_manifest
+from concord.importers.manifest import Manifest, read_manifest, readable
 from concord.importers.pair_manifest import PAIR_GOLD, add_gold_pair, check_pairs
 from concord.importers.safe_load import MAX_SAMPLE, finite_number, shown, whole_number
 from concord.importers.tables import TableError, read_records
@@ -36,12 +37,17 @@ def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
         path: the manifest (YAML or JSON).
         progress: optional factory ``(total, desc) -> bar`` with ``update(n)`` and ``close()``.
     """
-    m = load_manifest(path, READERS)
-    layout = READERS[m.layout](m)
+    m, problems = read_manifest(path, READERS)
+    problems += _check_rubric(m)
+    if not readable(problems):  # every problem that can be found without the files
+        raise InputError(problems)
+    try:
+        layout = READERS[m.layout](m)
+    except InputError as exc:
+        raise InputError(problems + exc.problems, total=len(problems) + exc.total) from exc
     for p in layout.prompts:  # the manifest's benchmark labels prompts that have none
         p.benchmark = p.benchmark or m.benchmark
-    problems = list(layout.problems)
-    problems += _check_rubric(m)
+    problems += layout.problems
     problems += _check_dimension_rubrics(m, layout.prompts)
     paths = [f for *_, f in layout.files]
     bar = progress(len(paths), "checking images") if progress and paths else None
@@ -82,11 +88,18 @@ def _check_sources(m: Manifest, prompts: list[PromptSpec]) -> list[Problem]:
 
 
 def _check_rubric(m: Manifest) -> list[Problem]:
-    known = list_rubrics()
-    if m.rubric is not None and m.rubric not in known:
-        return [Problem(str(m.path), f"unknown rubric {m.rubric!r} (rubrics: "
-                                     f"{', '.join(known)})", field="rubric")]
+    if m.rubric is not None and m.rubric not in list_rubrics():
+        return [Problem(str(m.path), unknown_rubric(m.rubric), field="rubric")]
     return []
+
+
+def unknown_rubric(rubric: str) -> str:
+    """The message for a rubric id that no file has, with the nearest one when it looks
+    like a misspelling."""
+    known = list_rubrics()
+    close = difflib.get_close_matches(rubric, known, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"unknown rubric {rubric!r} ({hint}rubrics: {', '.join(known)})"
 
 
 def _check_dimension_rubrics(m: Manifest, prompts: list[PromptSpec]) -> list[Problem]:
@@ -96,8 +109,7 @@ def _check_dimension_rubrics(m: Manifest, prompts: list[PromptSpec]) -> list[Pro
     for dimension, rubric in m.rubrics.items():
         where = f"rubrics.{dimension}"
         if rubric not in known:
-            problems.append(Problem(str(m.path), f"unknown rubric {rubric!r} (rubrics: "
-                                                 f"{', '.join(known)})", field=where))
+            problems.append(Problem(str(m.path), unknown_rubric(rubric), field=where))
         elif load_rubric_by_id(rubric).is_ranking:
             problems.append(Problem(str(m.path), f"{rubric!r} is a ranking rubric; a dimension"
                                                  " needs one with a scale", field=where))

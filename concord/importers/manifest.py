@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,23 +104,38 @@ class Manifest:
         }
 
 
+# Keys whose problems leave nothing to read: the layout's reader needs them sound.
+READ_KEYS = ("layout", "root", "prompts", "questions", "models")
+
+
 def load_manifest(path: Path, layouts: Collection[str]) -> Manifest:
     """Parse and validate a manifest; InputError lists every problem (file and key).
 
     ``layouts`` are the layout names there are readers for (``build.READERS``, which
     imports this module, so it passes them in).
     """
-    label = str(path)
+    m, problems = read_manifest(path, layouts)
+    if problems:
+        raise InputError(problems)
+    return m
+
+
+def read_manifest(path: Path, layouts: Collection[str]) -> tuple[Manifest, list[Problem]]:
+    """The manifest as far as it can be read, and every problem of its keys: an import
+    goes on to check the files it names (when :func:`readable`), so that one run reports
+    everything. InputError only when the file is not a mapping of keys at all."""
     try:
         text = read_text(path, MAX_DOCUMENT_BYTES)
     except TableError as exc:
         raise InputError(exc.problems) from exc
     data = _parse(path, text)
     problems: list[Problem] = []
-    m = _build(path, data, problems, layouts)
-    if problems or m is None:
-        raise InputError(problems or [Problem(label, "invalid manifest")])
-    return m
+    return _build(path, data, problems, layouts), problems
+
+
+def readable(problems: list[Problem]) -> bool:
+    """Whether the layout's files can be read despite these manifest problems."""
+    return not any((p.field or "").split(".")[0] in READ_KEYS for p in problems)
 
 
 def _parse(path: Path, text: str) -> dict[str, Any]:
@@ -135,14 +151,16 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
 
 
 def _build(path: Path, d: dict[str, Any], problems: list[Problem],
-           layouts: Collection[str]) -> Manifest | None:
+           layouts: Collection[str]) -> Manifest:
     label = str(path)
 
     def bad(key: str, msg: str) -> None:
         problems.append(Problem(label, msg, field=key))
 
-    for key in sorted(set(d) - KNOWN_KEYS):
-        bad(key, f"unknown key (known keys: {', '.join(sorted(KNOWN_KEYS))})")
+    for key in sorted(set(d) - KNOWN_KEYS, key=str):
+        close = difflib.get_close_matches(str(key), KNOWN_KEYS, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        bad(str(key), f"unknown key ({hint}known keys: {', '.join(sorted(KNOWN_KEYS))})")
     name = d.get("name")
     if (problem := name_problem(name, "study")) is not None:
         bad("name", problem)

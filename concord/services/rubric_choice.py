@@ -129,7 +129,7 @@ def load_score_rubric(rubric_id: str) -> Rubric:
     known = list_rubrics()
     if rubric_id not in known:
         close = difflib.get_close_matches(rubric_id, known, n=1)
-        hint = f"did you mean {close[0]}? " if close else ""
+        hint = f"did you mean {close[0]!r}? " if close else ""
         raise ConcordError(f"unknown rubric {rubric_id!r} ({hint}rubrics: {', '.join(known)})")
     rubric = common.rubric(rubric_id)
     if rubric.is_ranking:
