@@ -98,7 +98,7 @@ def test_given_rubric_and_unknown_rubric(db, tmp_path):
     assert study_store.get_study(db, "seven").rubric == "likert-7"
     assert s.rubric == "rubric likert-7 (given)"
     err = _fails(db, "x", path, ConcordError, rubric=["likert5"])
-    assert str(err).startswith("unknown rubric 'likert5' (did you mean likert-5?")
+    assert str(err).startswith("unknown rubric 'likert5' (did you mean 'likert-5'?")
     err = _fails(db, "x", path, ConcordError, rubric=["tiif-ranking"])
     assert "for rankings" in str(err)
 

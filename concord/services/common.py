@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from concord.errors import AuthError, NotFoundError, RatingError
-from concord.rubrics import DEFAULT_RUBRICS_DIR, Rubric, load_rubric_by_id
+from concord.rubrics import DEFAULT_RUBRICS_DIR, Rubric, copies, load_rubric_by_id
 from concord.services import gate
 from concord.store import drafts, work
 from concord.store import raters as rater_store
@@ -58,6 +58,15 @@ def rubric(rubric_id: str) -> Rubric:
 @functools.lru_cache(maxsize=64)
 def _parsed_rubric(rubric_id: str, stamp: tuple[int, int] | None) -> Rubric:
     return load_rubric_by_id(rubric_id)
+
+
+def study_rubric(study: study_store.Study, rubric_id: str) -> Rubric:
+    """A rubric of the study: the copy kept with it when the rubric was given as a file
+    (``settings.rubric_files``, see :mod:`concord.rubrics.copies`), else ``rubrics/``."""
+    text = (study.settings.get("rubric_files") or {}).get(rubric_id)
+    if isinstance(text, str):
+        return copies.from_text(text, rubric_id)
+    return rubric(rubric_id)
 
 
 def member_study(db: Database, study_name: str, rater_id: int) -> study_store.Study:

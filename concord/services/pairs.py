@@ -64,7 +64,7 @@ def pair_rubric(db: Database, study_name: str, rater_id: int) -> Rubric:
     ranking criteria (prompt following, visual quality)."""
     study = common.member_study(db, study_name, rater_id)
     own = study.protocol in ("pair", "rank") and study.rubric
-    return common.rubric(study.rubric if own else "tiif-ranking")
+    return common.study_rubric(study, study.rubric if own else "tiif-ranking")
 
 
 def _side(db: Database, base: Path, image_id: int) -> PairImage:

@@ -54,7 +54,7 @@ def ranking_rubric(db: Database, study_name: str, rater_id: int) -> Rubric:
     """The criteria shown above the grid (the study's rubric if it is a rank rubric)."""
     study = common.member_study(db, study_name, rater_id)
     rid = study.rubric if study.protocol == "rank" and study.rubric else "tiif-ranking"
-    return common.rubric(rid)
+    return common.study_rubric(study, rid)
 
 
 def _display(db: Database, study, rater_id: int, prompt_id: int) -> RankSet:

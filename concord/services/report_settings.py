@@ -30,16 +30,17 @@ def derived_criteria(study: study_store.Study | None,
     if per_dim:
         rest = tuple(d for d in (dimensions or []) if d not in per_dim)
         for dim, rubric_id in sorted(per_dim.items()):
-            specs += _combine_of(rubric_id, (str(dim),))
-        return specs + (_combine_of(study.rubric, rest) if rest else [])
-    return _combine_of(study.rubric, None)
+            specs += _combine_of(study, rubric_id, (str(dim),))
+        return specs + (_combine_of(study, study.rubric, rest) if rest else [])
+    return _combine_of(study, study.rubric, None)
 
 
-def _combine_of(rubric_id: str | None, dims: tuple[str, ...] | None) -> list[Derived]:
+def _combine_of(study: study_store.Study, rubric_id: str | None,
+                dims: tuple[str, ...] | None) -> list[Derived]:
     if not rubric_id:
         return []
     try:
-        combine = common.rubric(rubric_id).combine
+        combine = common.study_rubric(study, rubric_id).combine
     except FileNotFoundError as exc:  # a rubric file renamed or removed since the import
         raise ConcordError(f"cannot derive criteria: {exc}") from exc
     if combine is None:

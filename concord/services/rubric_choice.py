@@ -10,12 +10,13 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
 
 from concord.errors import ConcordError, RatingError
-from concord.rubrics import Rubric, list_rubrics
+from concord.rubrics import DEFAULT_RUBRICS_DIR, Rubric, RubricError, copies, list_rubrics
 from concord.rubrics.inline import (
     describe,
     from_settings,
@@ -65,8 +66,9 @@ def study_rubrics(study: Study) -> StudyRubrics:
     if settings.get("criteria"):
         default = inline_rubric(from_settings(settings["criteria"]))
     elif study.rubric:
-        default = common.rubric(study.rubric)
-    per = {str(d): common.rubric(str(r)) for d, r in (settings.get("rubrics") or {}).items()}
+        default = common.study_rubric(study, study.rubric)
+    per = {str(d): common.study_rubric(study, str(r))
+           for d, r in (settings.get("rubrics") or {}).items()}
     if not settings.get("checklist"):
         # The checklist is the study's choice (manifest ``checklist: true``): a study
         # replicating ImagenHub's direct SC/PR scores rates the same rubric without it.
@@ -93,28 +95,33 @@ def rubric_for_image(db: Database, study: Study, image_id: int) -> Rubric:
 
 
 def explicit(rubric_args: Iterable[str], criteria_args: Iterable[str]) -> Choice | None:
-    """The choice given by ``--rubric ID`` / ``--rubric DIMENSION=ID`` and ``--criteria``.
+    """The choice given by ``--rubric ID`` / ``--rubric DIMENSION=ID`` and ``--criteria``;
+    an ID may be the path of a rubric file, whose text the study keeps
+    (``settings.rubric_files``).
 
     Raises:
-        ConcordError: an unknown or ranking rubric, two defaults, a dimension twice, or
-            a bad inline scale (one line each).
+        ConcordError: an unknown or ranking rubric, a bad rubric file, two defaults, a
+            dimension twice, or a bad inline scale (one line each).
     """
     rubric_args, criteria_args = list(rubric_args), list(criteria_args)
     if not rubric_args and not criteria_args:
         return None
     default: Rubric | None = None
     per: dict[str, Rubric] = {}
+    files: dict[str, str] = {}  # rubric id -> text of a rubric given as a file
     for arg in rubric_args:
         dimension, _, rid = arg.rpartition("=")
         if dimension in per or (not dimension and (default or criteria_args)):
             twice = f"dimension {dimension!r}" if dimension else "the default rubric"
             raise ConcordError(f"--rubric {arg!r}: {twice} is given twice (by --rubric or "
                                "--criteria)")
+        chosen = load_score_rubric(rid, files)
         if dimension:
-            per[dimension] = load_score_rubric(rid)
+            per[dimension] = chosen
         else:
-            default = load_score_rubric(rid)
-    settings: dict[str, Any] = {"rubrics": {d: r.id for d, r in per.items()}}
+            default = chosen
+    settings: dict[str, Any] = {"rubrics": {d: r.id for d, r in per.items()},
+                                "rubric_files": files}
     note = f"rubric {default.id}" if default else "no default rubric"
     if criteria_args:
         scale = parse_criteria(criteria_args)
@@ -124,17 +131,43 @@ def explicit(rubric_args: Iterable[str], criteria_args: Iterable[str]) -> Choice
     return Choice(StudyRubrics(default, per), rubric_id, settings, note=f"{note} (given)")
 
 
-def load_score_rubric(rubric_id: str) -> Rubric:
-    """A rubric that rates on a scale, by id; one clear line when there is none."""
+def load_score_rubric(rubric_id: str, files: dict[str, str] | None = None) -> Rubric:
+    """A rubric that rates on a scale, by id, or by the path of a rubric file (its text
+    goes into ``files``); one clear line when there is none."""
     known = list_rubrics()
-    if rubric_id not in known:
+    if copies.is_path(rubric_id):
+        rubric = _file_rubric(Path(rubric_id), known, files)
+    elif rubric_id not in known:
         close = difflib.get_close_matches(rubric_id, known, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ConcordError(f"unknown rubric {rubric_id!r} ({hint}rubrics: {', '.join(known)})")
-    rubric = common.rubric(rubric_id)
+        raise ConcordError(f"unknown rubric {rubric_id!r} ({hint}rubrics: {', '.join(known)};"
+                           " or give the path of a rubric file)")
+    else:
+        rubric = common.rubric(rubric_id)
     if rubric.is_ranking:
         raise ConcordError(f"rubric {rubric_id!r} is for rankings; ratings need a rubric with"
                            " a scale")
+    return rubric
+
+
+def _file_rubric(path: Path, known: list[str], files: dict[str, str] | None) -> Rubric:
+    """A rubric file given by path, checked like the packaged ones; its id (the file's
+    name) may not be a packaged rubric's unless the texts are the same."""
+    try:
+        rubric, text = copies.read_file(path)
+    except FileNotFoundError as exc:
+        raise ConcordError(str(exc)) from None
+    except RubricError as exc:
+        first = exc.problems[0]
+        more = f" (and {len(exc.problems) - 1} more problem(s))" if len(exc.problems) > 1 else ""
+        raise ConcordError(f"rubric file {path}: {first.key or 'file'}: {first.message}{more};"
+                           " check it with `validate-rubrics --dir` on its folder") from None
+    if rubric.id in known and text != (DEFAULT_RUBRICS_DIR / f"{rubric.id}.yaml").read_text(
+            encoding="utf-8"):
+        raise ConcordError(f"rubric file {path} has the id {rubric.id!r} of a packaged rubric "
+                           "but other contents; rename the file (its id is its name)")
+    if files is not None:
+        files[rubric.id] = text
     return rubric
 
 
