@@ -126,7 +126,9 @@ def test_bad_crowd_keys_are_refused(db, study_factory, crowd_block, needle):
     manifest = study_factory("bad", extra=crowd_block)
     with pytest.raises(InputError, match=needle) as info:
         studies.import_manifest(db, manifest)
-    assert len(info.value.problems) == 1
+    # one problem for the bad key (the other checks of the same run may add theirs, e.g. a
+    # practice block without gold images)
+    assert sum(needle in str(p) for p in info.value.problems) == 1
     assert "nothing was imported" in str(info.value)
     assert study_store.list_study_names(db) == []
 
