@@ -110,8 +110,7 @@ class LabelPart:
         self.counts.votes = self.labels.counts()[0]
         if "ranking" in self.kinds:
             self.labels.group_rankings()
-            self.counts.rankings = self.stage.db.execute(
-                "SELECT COUNT(*) FROM stage.s_rankings").fetchone()[0]
+            self.counts.rankings = self.labels.rankings()
 
     def empty(self) -> bool:
         """Whether nothing was staged."""

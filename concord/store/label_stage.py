@@ -82,6 +82,10 @@ class LabelStage:
         """(votes, ranked images) staged."""
         return (self._count("s_votes"), self._count("s_ranked"))
 
+    def rankings(self) -> int:
+        """Rankings staged (after :meth:`group_rankings`)."""
+        return self._count("s_rankings")
+
     def _count(self, table: str) -> int:
         return int(self.db.execute(f"SELECT COUNT(*) FROM stage.{table}").fetchone()[0])
 
