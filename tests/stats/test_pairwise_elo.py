@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from concord.stats.elo import elo_ratings
+from concord.stats.elo import elo_online, elo_ratings
 from tests.stats.pairs_helpers import davidson_pairs, pairs_frame
 
 THETA = np.array([0.9, 0.4, 0.0, -0.5, -0.8])
@@ -52,3 +52,50 @@ def test_elo_averages_seeded_random_orders():
 def test_elo_refuses_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
         elo_ratings(pairs_frame([("p", "r", "a", "b", "left")]), **kwargs)
+
+
+def _plain_online(rows, *, k, scale, base, initial=1000.0):
+    """Online Elo by a plain loop over (left, right, outcome) rows, in the given order."""
+    rating: dict[str, float] = {}
+    for left, right, outcome in rows:
+        ra, rb = rating.setdefault(left, initial), rating.setdefault(right, initial)
+        expected = 1 / (1 + base ** ((rb - ra) / scale))
+        score = {"left": 1.0, "right": 0.0}.get(outcome, 0.5)
+        rating[left], rating[right] = ra + k * (score - expected), rb - k * (score - expected)
+    return rating
+
+
+@pytest.mark.parametrize(("k", "scale", "base"), [(4.0, 400.0, 10.0), (32.0, 173.7, np.e)])
+def test_online_elo_replays_the_votes_in_time_order(k, scale, base):
+    df = davidson_pairs(THETA, nu=0.3, prompts=40, seed=21)
+    rng = np.random.default_rng(3)
+    stamps = pd.Timestamp("2024-05-01", tz="UTC") + pd.to_timedelta(
+        rng.permutation(len(df)), unit="min")
+    df = df.assign(created_at=[t.isoformat() for t in stamps])
+    got = elo_online(df, k=k, scale=scale, base=base).set_index("model")["elo"]
+    timed = df.assign(t=stamps).sort_values("t", kind="stable")
+    want = _plain_online(zip(timed.left_model, timed.right_model, timed.outcome, strict=True),
+                         k=k, scale=scale, base=base)
+    for model, value in want.items():
+        assert got[model] == pytest.approx(value, abs=1e-9)
+    in_rows = _plain_online(zip(df.left_model, df.right_model, df.outcome, strict=True),
+                            k=k, scale=scale, base=base)
+    assert any(abs(in_rows[m] - want[m]) > 1e-6 for m in want)  # the order matters
+
+
+def test_online_elo_interval_is_a_bootstrap_over_votes_in_time_order():
+    df = davidson_pairs(THETA, prompts=25, seed=4).reset_index(drop=True)
+    df = df.assign(created_at=[f"2024-01-01T00:{i // 60:02d}:{i % 60:02d}"
+                               for i in range(len(df))])
+    out = elo_online(df, n_boot=40, seed=9, ci=0.9).set_index("model")
+    rng = np.random.default_rng(9)
+    draws = np.sort(rng.integers(0, len(df), size=(40, len(df))), axis=1)
+    boots = pd.DataFrame([_plain_online(
+        zip(df.left_model.iloc[d], df.right_model.iloc[d], df.outcome.iloc[d], strict=True),
+        k=4.0, scale=400.0, base=10.0) for d in draws])
+    for model in out.index:
+        values = boots[model].fillna(1000.0).to_numpy()  # a model drawn in no vote keeps 1000
+        low, high = np.quantile(values, [0.05, 0.95])
+        assert out.loc[model, "elo_ci_low"] == pytest.approx(low, abs=1e-9)
+        assert out.loc[model, "elo_ci_high"] == pytest.approx(high, abs=1e-9)
+    assert (out["n_boot"] == 40).all()
