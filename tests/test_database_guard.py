@@ -148,3 +148,61 @@ def test_commits_are_durable_synchronous_full(tmp_path):
     db = open_db(tmp_path / "c.db")
     assert db.journal_mode == "wal"
     assert db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+
+
+@pytest.mark.parametrize(("sql", "named"), [
+    ("CREATE TRIGGER eat_ratings AFTER INSERT ON ratings BEGIN DELETE FROM ratings; END",
+     "trigger 'eat_ratings'"),
+    ("CREATE TRIGGER on_migrate AFTER INSERT ON _sqlite_migrations BEGIN DELETE FROM raters; "
+     "END", "trigger 'on_migrate'"),
+    ("CREATE INDEX by_hand ON ratings(value)", "index 'by_hand'"),
+])
+def test_an_extra_trigger_index_or_view_is_refused(capsys, tmp_path, sql, named):
+    path = _concord(tmp_path / "c.db")
+    conn = sqlite3.connect(path)
+    conn.execute(sql)
+    conn.commit()
+    conn.close()
+    err = _refused(capsys, path)
+    assert "has schema object(s) this Concord" in err
+    assert named in err
+
+
+@pytest.mark.parametrize(("drop", "create", "named"), [
+    ('DROP TRIGGER "data_changes_update_ratings"',
+     'CREATE TRIGGER "data_changes_update_ratings" AFTER UPDATE ON ratings BEGIN '
+     "DELETE FROM ratings WHERE id = NEW.id; END", "trigger 'data_changes_update_ratings'"),
+    ("DROP VIEW current_ratings",  # the same columns, no rows: every rating hidden
+     "CREATE VIEW current_ratings AS SELECT * FROM ratings WHERE 0", "view 'current_ratings'"),
+])
+def test_a_trigger_or_view_rewritten_under_its_own_name_is_refused(capsys, tmp_path, drop,
+                                                                   create, named):
+    path = _concord(tmp_path / "c.db")
+    conn = sqlite3.connect(path)
+    conn.execute(drop)
+    conn.execute(create)
+    conn.commit()
+    conn.close()
+    err = _refused(capsys, path)
+    assert "differ from this Concord's" in err
+    assert named in err
+
+
+@pytest.mark.parametrize("sql", ['DROP TRIGGER "data_changes_delete_ratings"',
+                                 "DROP INDEX adjudications_item"])
+def test_a_dropped_trigger_or_index_is_refused(capsys, tmp_path, sql):
+    path = _concord(tmp_path / "c.db")
+    conn = sqlite3.connect(path)
+    conn.execute(sql)
+    conn.commit()
+    conn.close()
+    assert "lacks schema object(s)" in _refused(capsys, path)
+
+
+def test_sqlites_own_tables_and_spacing_are_not_differences(tmp_path):
+    path = _concord(tmp_path / "c.db")
+    conn = sqlite3.connect(path)
+    conn.execute("ANALYZE")  # creates sqlite_stat1
+    conn.commit()
+    conn.close()
+    open_db(path).close()

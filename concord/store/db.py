@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import os
 import sqlite3
 import stat
 import threading
@@ -15,6 +16,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from concord.errors import ConcordError
 from concord.store import guard
 from concord.store.migrations import migrations
 
@@ -31,6 +33,15 @@ _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 # some threads when many write back to back. Queueing this process's writers on a lock
 # first makes them take turns (the busy timeout still covers other processes).
 _WRITE_LOCK = threading.Lock()
+# A new database file (and so its -wal and -shm, which SQLite creates with the database's
+# mode) is readable by its owner only: it holds raters' names and every rating.
+DB_FILE_MODE = 0o600
+
+
+class DatabaseBusy(ConcordError, sqlite3.OperationalError):
+    """A write waited :data:`BUSY_TIMEOUT_MS` for the lock (a restore or another long
+    writer held it); nothing was written, and trying again later is safe. Also an
+    ``OperationalError``, as SQLite's own "database is locked" was before."""
 
 
 def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool = True) -> Database:
@@ -54,6 +65,7 @@ def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool =
     if str(path) != ":memory:":
         _refuse_special_file(Path(path))
         Path(path).parent.mkdir(parents=True, exist_ok=True)
+        _create_private(Path(path))
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
                            check_same_thread=check_same_thread)
     try:  # before anything below writes to the file
@@ -83,6 +95,17 @@ def _refuse_special_file(path: Path) -> None:
         return  # missing (created below) or unreadable (sqlite3 names the error)
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         raise guard.DatabaseRefused(f"database {path} is not a regular file")
+
+
+def _create_private(path: Path) -> None:
+    """Create a missing database file with :data:`DB_FILE_MODE` before SQLite opens it
+    (SQLite would create it with 0644 less the umask); an existing file keeps its mode."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, DB_FILE_MODE))
+    except FileExistsError:
+        pass
+    except OSError:
+        return  # an unwritable folder: sqlite3 names the error when it opens the file
 
 
 @contextlib.contextmanager
@@ -127,8 +150,13 @@ def _begin_immediate(conn: sqlite3.Connection) -> None:
                 conn.execute("BEGIN IMMEDIATE")
                 return
             except sqlite3.OperationalError as exc:
-                if not _busy(exc) or time.monotonic() >= deadline:
+                if not _busy(exc):
                     raise
+                if time.monotonic() >= deadline:
+                    raise DatabaseBusy(
+                        f"the database has been busy for {BUSY_TIMEOUT_MS // 1000} s (a "
+                        "researcher may be restoring a backup); nothing was saved, please "
+                        "try again in a minute") from exc
             _LAST.retries += 1
             time.sleep(delay)
             delay = min(delay * 2, RETRY_MAX_S)

@@ -10,6 +10,7 @@ older is opened for writing.
 from __future__ import annotations
 
 import functools
+import re
 import sqlite3
 from dataclasses import dataclass
 
@@ -25,6 +26,12 @@ _COLUMNS = (
     " WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite!_%' ESCAPE '!'"
     " AND m.name != ?"
 )
+# Every object of the schema but SQLite's own (sqlite_sequence, sqlite_stat1, autoindexes).
+_OBJECTS = "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite!_%' " \
+           "ESCAPE '!'"
+# Quotes around names: SQLite writes "name" where a migration wrote name (ALTER TABLE ...
+# RENAME), older versions [name]; they name the same thing.
+_QUOTES = re.compile(r'["`\[\]]')
 
 
 class DatabaseRefused(ConcordError):
@@ -33,10 +40,12 @@ class DatabaseRefused(ConcordError):
 
 @dataclass(frozen=True, slots=True)
 class Schema:
-    """What this version's migrations produce: their names and every table's columns."""
+    """What this version's migrations produce: their names, every table's columns and
+    every schema object (table, index, view, trigger) with its SQL."""
 
     migrations: tuple[str, ...]
     columns: frozenset[tuple[str, str]]
+    objects: dict[tuple[str, str], str]
 
 
 @functools.cache
@@ -46,8 +55,9 @@ def expected_schema() -> Schema:
     migrations.apply(mem)
     names = tuple(m.name for m in migrations.applied(mem))
     columns = frozenset(mem.execute(_COLUMNS, [MIGRATIONS_TABLE]).fetchall())
+    objects = _objects(mem.conn)
     mem.close()
-    return Schema(names, columns)
+    return Schema(names, columns, objects)
 
 
 def check_before_open(conn: sqlite3.Connection, label: str) -> None:
@@ -79,7 +89,44 @@ def check_before_open(conn: sqlite3.Connection, label: str) -> None:
 
 
 def check_schema(conn: sqlite3.Connection, label: str) -> None:
-    """Refuse a fully migrated database whose tables or columns differ from this version's."""
+    """Refuse a fully migrated database whose schema differs from this version's: its
+    columns, then every table, index, view and trigger with its SQL (a trigger added by
+    hand or in a doctored backup could delete every new rating)."""
+    _check_columns(conn, label)
+    expected, actual = expected_schema().objects, _objects(conn)
+    extra = sorted(f"{kind} {name!r}" for kind, name in actual.keys() - expected.keys())
+    missing = sorted(f"{kind} {name!r}" for kind, name in expected.keys() - actual.keys())
+    changed = sorted(f"{kind} {name!r}" for (kind, name), sql in actual.items()
+                     if (kind, name) in expected and expected[kind, name] != sql)
+    if extra:
+        raise DatabaseRefused(
+            f"database {label} has schema object(s) this Concord ({__version__}) does not "
+            f"know: {_few(extra)}; it was changed by hand or written by a newer Concord. "
+            "Nothing was changed")
+    if changed:
+        raise DatabaseRefused(
+            f"database {label} has schema object(s) that differ from this Concord's "
+            f"({__version__}): {_few(changed)}; it was changed by hand. Nothing was changed")
+    if missing:
+        raise DatabaseRefused(
+            f"database {label} lacks schema object(s) of this Concord ({__version__}) "
+            f"although every migration is recorded: {_few(missing)}; it was changed by hand."
+            " Restore a backup")
+
+
+def _objects(conn: sqlite3.Connection) -> dict[tuple[str, str], str]:
+    """(type, name) -> SQL (quotes and runs of spaces evened out) of every schema object
+    but SQLite's own and the migrations table and its index, which sqlite-utils formats
+    in its own way from version to version (triggers on it are compared)."""
+    out = {}
+    for kind, name, table, sql in conn.execute(_OBJECTS):
+        if table == MIGRATIONS_TABLE and kind in ("table", "index"):
+            continue
+        out[kind, name] = " ".join(_QUOTES.sub("", sql or "").split())
+    return out
+
+
+def _check_columns(conn: sqlite3.Connection, label: str) -> None:
     expected = expected_schema().columns
     actual = set(conn.execute(_COLUMNS, [MIGRATIONS_TABLE]).fetchall())
     extra = sorted(f"{t}.{c}" for t, c in actual - expected)
