@@ -209,17 +209,18 @@ def load_yaml(text: str) -> Any:
 
 # --- JSON --------------------------------------------------------------------------------
 
-class _DuplicateKey(ValueError):
-    pass
+class DuplicateKey(ValueError):
+    """A key given twice in one JSON object."""
 
 
-def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` of a JSON decoder that refuses a key given twice."""
     out = dict(pairs)
     if len(out) != len(pairs):
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _DuplicateKey(f"key {key!r} twice in one object")
+                raise DuplicateKey(f"key {key!r} twice in one object")
             seen.add(key)
     return out
 
@@ -232,12 +233,12 @@ def load_json(text: str) -> Any:
             or a number too long to convert; ``line`` is where, when known.
     """
     try:
-        data = json.loads(text, object_pairs_hook=_unique_object)
+        data = json.loads(text, object_pairs_hook=unique_object)
     except json.JSONDecodeError as exc:
         raise LoadError(f"malformed JSON: {exc.msg} (column {exc.colno})", exc.lineno) from exc
     except RecursionError as exc:
         raise LoadError(f"nested more than {MAX_DEPTH} levels deep") from exc
-    except _DuplicateKey as exc:
+    except DuplicateKey as exc:
         raise LoadError(str(exc)) from exc
     except ValueError as exc:  # an integer longer than sys.get_int_max_str_digits()
         raise LoadError("a number with more than 4,300 digits") from exc
