@@ -17,7 +17,7 @@ from sqlite_utils import Database
 
 from concord.config import Settings
 from concord.errors import AuthError
-from concord.services import auth
+from concord.services import auth, secret
 from concord.services.auth import User
 from concord.services.database import open_database
 
@@ -130,17 +130,17 @@ def still_allowed() -> bool:
         if token:
             auth.user_for_token(db(), token)
         elif u.is_researcher:
-            auth.check_fingerprint(st.session_state.get(SECRET_PRINT, ""), current_secret())
-    except AuthError:
+            auth.check_version(st.session_state.get(SECRET_PRINT, ""), current_secret())
+    except (AuthError, secret.SecretError):
         for key in (USER, TOKEN, SECRET_PRINT):
             st.session_state.pop(key, None)
         return False
     return True
 
 
-def current_secret() -> str:
-    """The researcher secret in force now."""
-    return auth.admin_secret(settings())
+def current_secret() -> secret.Secret:
+    """The researcher secret in force now (SecretError when none is usable)."""
+    return secret.current(settings())
 
 
 def require_researcher() -> User:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 from sqlite_utils import Database
 
-from concord.errors import AuthError
-from concord.services import auth, crowd, onboarding, studies
+from concord.errors import AuthError, ConcordError
+from concord.services import auth, crowd, onboarding, secret, studies
 from concord.ui import onboarding_view, session
 
 
@@ -69,17 +69,40 @@ def onboarding_stage(db: Database, user: auth.User) -> str:
     return onboarding.stage(db, study, user.rater_id)
 
 
-def sign_in_researcher(db: Database, given: str) -> bool:
-    """Check the researcher secret; on success the session becomes a researcher's."""
-    secret = auth.admin_secret(session.settings())
+def sign_in_researcher(db: Database, given: str) -> str | None:
+    """Check the researcher secret; on success the session becomes a researcher's and
+    None is returned, else the message to show (wrong, too many attempts, no usable
+    secret configured)."""
     try:
-        user = auth.check_admin(given, secret)
-    except AuthError:
-        return False
+        found = secret.current(session.settings())
+        user = auth.sign_in_researcher(db, found, given, client_address())
+    except secret.SecretError as exc:
+        return f"Researcher sign-in is not available: {exc}."
+    except AuthError as exc:  # "Wrong researcher secret.", "Too many failed sign-ins..."
+        text = str(exc)
+        return f"{text[:1].upper()}{text[1:]}."
+    except ConcordError as exc:  # the database busy or not writable: nothing was checked
+        return f"Sign-in is not possible right now: {exc}."
     st.session_state[session.USER] = auth.User(
         name=user.name, role=user.role, studies=tuple(studies.names(db)))
-    st.session_state[session.SECRET_PRINT] = auth.fingerprint(secret)
-    return True
+    st.session_state[session.SECRET_PRINT] = found.version
+    return None
+
+
+_LOOPBACK = frozenset({"127.0.0.1", "::1"})
+
+
+def client_address() -> str:
+    """Who is signing in, for the limit on failed attempts: the browser's address, or,
+    behind a proxy on this host (docs/scale.md), the address the proxy appended last to
+    X-Forwarded-For (earlier entries come from the client and may be forged; a forged
+    address only meets the limit on all attempts together)."""
+    ip = st.context.ip_address
+    ip = ip if isinstance(ip, str) and ip else "unknown"  # no browser behind this run
+    forwarded = st.context.headers.get("X-Forwarded-For") if ip in _LOOPBACK else None
+    if isinstance(forwarded, str) and forwarded.strip():
+        return forwarded.split(",")[-1].strip()[:100] or ip
+    return ip
 
 
 def sign_out() -> None:

@@ -4,8 +4,8 @@ Never edit a migration that has shipped; add a new one. Ratings and rankings are
 append-only: a change is a new revision, and the current value is a view.
 
 The migrations live in this package's modules (:mod:`.initial`, :mod:`.core`,
-:mod:`.metrics`, :mod:`.branches`); ``migrations`` below registers them in the order
-they are applied. Databases record the names of the migrations applied to them, so a
+:mod:`.metrics`, :mod:`.branches`, :mod:`.hardening`); ``migrations`` below registers them
+in the order they are applied. Databases record the names of the migrations applied to them, so a
 shipped migration is never renamed, reordered or edited: a new one goes at the end of
 ``_STEPS``.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from sqlite_utils import Migrations
 
-from concord.store.migrations import branches, core, initial, metrics
+from concord.store.migrations import branches, core, hardening, initial, metrics
 
 migrations = Migrations("concord")
 
@@ -35,6 +35,7 @@ _STEPS = (
     branches.m801_rating_checklists,
     branches.m901_adjudications,
     branches.m1001_report_cache,
+    hardening.m1101_signin_failures,
 )
 # m601 rebuilds tables with foreign keys off, which SQLite ignores inside a transaction.
 _OUTSIDE_TRANSACTION = frozenset({branches.m601_pairs})
