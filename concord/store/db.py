@@ -154,7 +154,7 @@ def _begin_immediate(conn: sqlite3.Connection) -> None:
                     raise
                 if time.monotonic() >= deadline:
                     raise DatabaseBusy(
-                        f"the database has been busy for {BUSY_TIMEOUT_MS // 1000} s (a "
+                        f"the database has been busy for {BUSY_TIMEOUT_MS / 1000:g} s (a "
                         "researcher may be restoring a backup); nothing was saved, please "
                         "try again in a minute") from exc
             _LAST.retries += 1

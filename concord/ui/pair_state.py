@@ -31,8 +31,8 @@ def current_item(study: str, rater_id: int) -> pairs.PairItem | None:
         return item
     db = session.db()
     edit = st.session_state.get(EDIT)
-    item = (pairs.open_pair(db, study, rater_id, edit) if edit is not None
-            else pairs.next_pair(db, study, rater_id))
+    item = session.fetch_or_stop(lambda: pairs.open_pair(db, study, rater_id, edit)
+                                 if edit is not None else pairs.next_pair(db, study, rater_id))
     st.session_state[ITEM] = item
     st.session_state[ITEM_STUDY] = study
     return item

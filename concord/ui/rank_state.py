@@ -32,8 +32,8 @@ def current_set(study: str, rater_id: int) -> ranking.RankSet | None:
         return found
     db = session.db()
     edit = st.session_state.get(EDIT)
-    found = (ranking.open_set(db, study, rater_id, edit) if edit is not None
-             else ranking.next_set(db, study, rater_id))
+    found = session.fetch_or_stop(lambda: ranking.open_set(db, study, rater_id, edit)
+                                  if edit is not None else ranking.next_set(db, study, rater_id))
     st.session_state[SET] = found
     st.session_state[SET_STUDY] = study
     st.session_state[DRAFT] = found.draft if found is not None else RankingDraft()

@@ -86,8 +86,8 @@ def current_item(study: str, rater_id: int) -> rating.Item | None:
         return item
     db = session.db()
     edit = st.session_state.get(EDIT)
-    item = (rating.open_item(db, study, rater_id, edit) if edit is not None
-            else rating.next_item(db, study, rater_id))
+    item = session.fetch_or_stop(lambda: rating.open_item(db, study, rater_id, edit)
+                                 if edit is not None else rating.next_item(db, study, rater_id))
     if item is not None and item.rubric is not None:
         for criterion in item.rubric.criteria:
             st.session_state[choice_key(criterion.key)] = item.current.get(criterion.key)

@@ -10,7 +10,8 @@ import dataclasses
 import importlib
 import threading
 import urllib.parse
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import streamlit as st
 from sqlite_utils import Database
@@ -19,13 +20,14 @@ from concord.config import Settings
 from concord.errors import AuthError
 from concord.services import auth, secret
 from concord.services.auth import User
-from concord.services.database import open_database
+from concord.services.database import DatabaseBusy, open_database
 
 USER = "concord_user"
 TOKEN = "concord_token"  # noqa: S105 - a session-state key, not a secret
 STUDY = "concord_study"
 SECRET_PRINT = "concord_secret_print"  # noqa: S105 - a session-state key
 _DB = "_concord_db"
+T = TypeVar("T")
 FLASH = "concord_flash"
 
 
@@ -158,6 +160,18 @@ def current_study(names: tuple[str, ...] | list[str]) -> str | None:
     if chosen in names:
         return chosen
     return names[0] if names else None
+
+
+def fetch_or_stop(fetch: Callable[[], T]) -> T:
+    """``fetch()`` (a rater screen's next item, which writes its lease); when the database
+    stayed busy past its timeout (a researcher restoring a backup), one line for the rater
+    and the run stops, instead of a traceback. The next click or a reload tries again."""
+    try:
+        return fetch()
+    except DatabaseBusy as exc:
+        st.warning(f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
+        st.stop()
+        raise  # st.stop() raises; this line is never reached
 
 
 def flash(message: str, kind: str = "success") -> None:
