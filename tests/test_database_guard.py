@@ -206,3 +206,16 @@ def test_sqlites_own_tables_and_spacing_are_not_differences(tmp_path):
     conn.commit()
     conn.close()
     open_db(path).close()
+
+
+def test_an_older_concord_database_with_a_trigger_of_its_own_is_refused_before_its_upgrade(
+        capsys, tmp_path):
+    path = tmp_path / "old.db"
+    old = open_db(path, migrate=False)
+    migrations.apply(old, stop_before=migrations.pending(old)[-1].name)
+    old.execute("CREATE TRIGGER on_upgrade AFTER INSERT ON _sqlite_migrations BEGIN "
+                "DELETE FROM raters; END")
+    old.conn.commit()
+    old.close()
+    err = _refused(capsys, path)  # not one migration applied: the trigger never fired
+    assert "trigger 'on_upgrade'" in err

@@ -48,11 +48,17 @@ class Schema:
     objects: dict[tuple[str, str], str]
 
 
-@functools.cache
 def expected_schema() -> Schema:
     """This version's schema, built once per process in a throw-away in-memory database."""
+    return schema_before(None)
+
+
+@functools.cache
+def schema_before(migration: str | None) -> Schema:
+    """The schema of a database this version's migrations brought up to (not including)
+    ``migration`` (None: all of them): what an older Concord's database must be."""
     mem = Database(sqlite3.connect(":memory:"))
-    migrations.apply(mem)
+    migrations.apply(mem, stop_before=migration)
     names = tuple(m.name for m in migrations.applied(mem))
     columns = frozenset(mem.execute(_COLUMNS, [MIGRATIONS_TABLE]).fetchall())
     objects = _objects(mem.conn)
@@ -86,14 +92,19 @@ def check_before_open(conn: sqlite3.Connection, label: str) -> None:
             f"{schema.migrations[-1]}. Upgrade Concord to open it; nothing was changed")
     if set(schema.migrations) <= set(applied):
         check_schema(conn, label)
+    elif tuple(applied) == schema.migrations[: len(applied)]:  # an older Concord's database
+        # checked before it is upgraded: a trigger of its own would fire in the migrations
+        check_schema(conn, label, schema_before(schema.migrations[len(applied)]))
 
 
-def check_schema(conn: sqlite3.Connection, label: str) -> None:
-    """Refuse a fully migrated database whose schema differs from this version's: its
-    columns, then every table, index, view and trigger with its SQL (a trigger added by
-    hand or in a doctored backup could delete every new rating)."""
-    _check_columns(conn, label)
-    expected, actual = expected_schema().objects, _objects(conn)
+def check_schema(conn: sqlite3.Connection, label: str, schema: Schema | None = None) -> None:
+    """Refuse a database whose schema differs from this version's (or from ``schema``, what
+    an older version's database must be): its columns, then every table, index, view and
+    trigger with its SQL (a trigger added by hand or in a doctored backup could delete
+    every new rating)."""
+    schema = schema or expected_schema()
+    _check_columns(conn, label, schema.columns)
+    expected, actual = schema.objects, _objects(conn)
     extra = sorted(f"{kind} {name!r}" for kind, name in actual.keys() - expected.keys())
     missing = sorted(f"{kind} {name!r}" for kind, name in expected.keys() - actual.keys())
     changed = sorted(f"{kind} {name!r}" for (kind, name), sql in actual.items()
@@ -126,8 +137,8 @@ def _objects(conn: sqlite3.Connection) -> dict[tuple[str, str], str]:
     return out
 
 
-def _check_columns(conn: sqlite3.Connection, label: str) -> None:
-    expected = expected_schema().columns
+def _check_columns(conn: sqlite3.Connection, label: str,
+                   expected: frozenset[tuple[str, str]]) -> None:
     actual = set(conn.execute(_COLUMNS, [MIGRATIONS_TABLE]).fetchall())
     extra = sorted(f"{t}.{c}" for t, c in actual - expected)
     missing = sorted(f"{t}.{c}" for t, c in expected - actual)
