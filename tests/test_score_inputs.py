@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from concord.cli import main
-from concord.services import studies
 from concord.store import open_db
-from tests.foundation_helpers import make_folder_study, snapshot
+from tests.foundation_helpers import folder_study_db, snapshot
 
 RUN = {"type": "run", "run_id": "r1", "study": "s", "metric": "clip", "judge": "",
        "started_at": "2025-01-01T00:00:00"}
@@ -22,11 +21,7 @@ DEEP = "[" * 10_000 + "]" * 10_000
 
 @pytest.fixture
 def dbp(tmp_path) -> Path:
-    path = tmp_path / "c.db"
-    db = open_db(path)
-    studies.import_manifest(db, make_folder_study(tmp_path / "s", prompts=2))
-    db.close()
-    return path
+    return folder_study_db(tmp_path, prompts=2)
 
 
 def _refused(capsys, dbp: Path, *argv: str) -> str:

@@ -19,7 +19,7 @@ from concord.cli import main
 from concord.services import studies
 from concord.store import open_db
 from concord.store import report_cache as cache_store
-from tests.foundation_helpers import ROOT, make_folder_study
+from tests.foundation_helpers import ROOT, folder_study_db, make_folder_study
 
 
 @contextlib.contextmanager
@@ -37,11 +37,7 @@ def _mode(path: Path) -> int:
 
 @pytest.fixture
 def dbp(tmp_path) -> Path:
-    path = tmp_path / "live.db"
-    db = open_db(path)
-    studies.import_manifest(db, make_folder_study(tmp_path / "s", prompts=3))
-    db.close()
-    return path
+    return folder_study_db(tmp_path, "live.db", prompts=3)
 
 
 def test_a_new_database_its_wal_and_shm_are_readable_by_their_owner_only(tmp_path):
