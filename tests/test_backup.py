@@ -318,3 +318,18 @@ def test_a_write_that_waits_too_long_for_a_restore_gets_a_clear_retryable_messag
         writer.close()
     assert isinstance(exc.value, sqlite3.OperationalError)  # as SQLite's own error was
     assert _ratings(dbp) == 0
+
+
+def test_restore_repairs_a_database_changed_by_hand(capsys, dbp, tmp_path):
+    good = tmp_path / "good.db"
+    assert _cli(capsys, dbp, "backup", str(good))[0] == 0
+    _doctor(dbp, _EAT_RATINGS)
+    code, _, err = _cli(capsys, dbp, "studies")
+    assert code == 1 and "trigger 'eat'" in err  # refused for everyday use
+    code, _, err = _cli(capsys, dbp, "restore", str(good), "--yes")
+    assert code == 0, err
+    [safety] = tmp_path.glob("live.db.before-restore-*")
+    conn = sqlite3.connect(safety)
+    assert conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'eat'").fetchone() == (1,)
+    conn.close()
+    assert _cli(capsys, dbp, "studies")[0] == 0

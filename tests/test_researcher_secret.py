@@ -212,3 +212,18 @@ def test_failed_sign_ins_are_not_report_data(db):
     with pytest.raises(AuthError):
         _try(db, "guess", "10.0.0.1")
     assert report_cache.fingerprint(db) == before is not None
+
+
+def test_hostile_secret_files_and_values_are_one_clear_error(settings):
+    path = secret.secret_file(settings)
+    path.write_bytes(b"x" * 1_000_000)
+    with pytest.raises(secret.SecretError, match="is not one"):
+        secret.current(settings)
+    path.write_bytes(b"\xff\xfe")
+    with pytest.raises(secret.SecretError, match="cannot read"):
+        secret.current(settings)
+    with pytest.raises(secret.SecretError, match="not text"):  # a number in secrets.toml
+        secret.current(Settings(db_path=settings.db_path, admin_secret=1234567890123456789))
+    found = secret.current(Settings(db_path=settings.db_path, admin_secret=f"  {STRONG}\n"))
+    assert found.matches(STRONG)
+    assert not found.matches(STRONG + " " * 2000 + "x")

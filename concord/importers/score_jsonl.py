@@ -76,7 +76,7 @@ def read_score_file(path: Path) -> ScoreFile:
         elif kind == "end":
             _end(rec, bad, out.runs)
         else:
-            bad("type", f"unknown line type {kind!r} (run, score or end)")
+            bad("type", f"unknown line type {shown(kind)} (run, score or end)")
     if problems:
         raise InputError(problems)
     out.rows = list(latest.values())

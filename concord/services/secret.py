@@ -27,6 +27,8 @@ from concord.config import Settings
 from concord.errors import ConcordError
 
 MIN_LENGTH = 16
+MAX_LENGTH = 1_000  # longer text typed into the form is no secret (and not hashed)
+_FILE_LIMIT = 4096  # the secret file holds one short line
 MIN_DISTINCT = 8  # "aaaaaaaaaaaaaaaa" and "abababababababab" are long, not strong
 MAKE_ONE = 'python -c "import secrets; print(secrets.token_urlsafe(24))"'
 # scrypt with n = 2**14, r = 8: 16 MiB and about 50 ms per check, so each guess at a
@@ -52,7 +54,7 @@ class Secret:
     def matches(self, given: str) -> bool:
         """Whether ``given`` is the secret (constant time; scrypt for a hashed one)."""
         given = given.strip()
-        if not given:
+        if not given or len(given) > MAX_LENGTH:
             return False
         if self.record is not None:
             return verify(given, self.record)
@@ -123,22 +125,37 @@ def current(settings: Settings) -> Secret:
             generated (``init`` makes one).
     """
     if settings.admin_secret is not None:
-        problem = strength_problem(settings.admin_secret)
+        configured = settings.admin_secret
+        problem = "it is not text" if not isinstance(configured, str) else \
+            strength_problem(configured.strip())
         if problem is not None:
             raise SecretError(f"the researcher secret (CONCORD_ADMIN_SECRET or admin_secret "
                               f"in .streamlit/secrets.toml) is too weak: {problem}")
-        return Secret("CONCORD_ADMIN_SECRET", plain=settings.admin_secret)
+        return Secret("CONCORD_ADMIN_SECRET", plain=configured.strip())
     path = secret_file(settings)
-    try:
-        text = path.read_text(encoding="utf-8").strip() if path.is_file() else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SecretError(f"cannot read the researcher secret file {path}: {exc}") from exc
+    text = _read_file(path)
     if not text:
         raise SecretError(f"no researcher secret is set up yet: run `python -m concord init` "
                           f"(or set CONCORD_ADMIN_SECRET) for the database {settings.db_path}")
     if text.startswith(_PREFIX + "$"):
         return Secret(str(path), record=text)
     return Secret(str(path), plain=text)  # written by an older Concord; init hashes it
+
+
+def _read_file(path: Path) -> str:
+    """The secret file's one line ("" when there is no regular file there)."""
+    try:
+        if not path.is_file():
+            return ""
+        with path.open("rb") as handle:
+            data = handle.read(_FILE_LIMIT + 1)
+        if len(data) > _FILE_LIMIT:
+            raise SecretError(f"the researcher secret file {path} is not one (over "
+                              f"{_FILE_LIMIT:,} bytes); remove it and run `python -m concord "
+                              "reset-secret`")
+        return data.decode("utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SecretError(f"cannot read the researcher secret file {path}: {exc}") from exc
 
 
 @dataclass(frozen=True, slots=True)

@@ -137,7 +137,7 @@ def restore(db_path: Path, source_path: Path, *, confirm: bool) -> Restored:
     source = open_backup(source_path)
     try:
         after = contents(source)
-        live = open_db(db_path)
+        live = open_db(db_path, migrate=False, check_schema=False)  # replaced whole
         try:
             before = contents(live.conn)
             if not confirm:

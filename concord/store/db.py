@@ -44,7 +44,8 @@ class DatabaseBusy(ConcordError, sqlite3.OperationalError):
     ``OperationalError``, as SQLite's own "database is locked" was before."""
 
 
-def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool = True) -> Database:
+def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool = True,
+            check_schema: bool = True) -> Database:
     """Open (and create or upgrade) the Concord database at ``path``.
 
     Open one per script run or thread: a ``sqlite3`` connection must not cross threads.
@@ -54,6 +55,8 @@ def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool =
         migrate: apply pending migrations.
         check_same_thread: False lets the connection be closed from another thread (the
             app closes the previous script run's connection; runs never overlap).
+        check_schema: False skips comparing the schema with this version's (``restore``
+            replaces a database changed by hand; with ``migrate=False`` only).
 
     Returns:
         A sqlite-utils ``Database`` with WAL, foreign keys and a busy timeout set.
@@ -69,7 +72,7 @@ def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool =
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
                            check_same_thread=check_same_thread)
     try:  # before anything below writes to the file
-        guard.check_before_open(conn, str(path))
+        guard.check_before_open(conn, str(path), schema=check_schema or migrate)
     except guard.DatabaseRefused:
         conn.close()
         raise

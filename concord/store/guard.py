@@ -66,9 +66,12 @@ def schema_before(migration: str | None) -> Schema:
     return Schema(names, columns, objects)
 
 
-def check_before_open(conn: sqlite3.Connection, label: str) -> None:
+def check_before_open(conn: sqlite3.Connection, label: str, *, schema: bool = True) -> None:
     """Refuse (DatabaseRefused) anything but a new/empty or a Concord database that this
-    version knows. Only reads: the file is unchanged when it is refused."""
+    version knows. Only reads: the file is unchanged when it is refused.
+
+    ``schema=False`` leaves out the comparison of the schema: for a database about to be
+    replaced whole by ``restore`` (one changed by hand is what a restore repairs)."""
     try:
         tables = {r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
@@ -83,18 +86,20 @@ def check_before_open(conn: sqlite3.Connection, label: str) -> None:
         raise DatabaseRefused(
             f"database {label} is not a Concord database (it holds {shown}); nothing was "
             "changed. Point --db (or CONCORD_DB) at a Concord database or a new file")
-    schema = expected_schema()
-    unknown = [name for name in applied if name not in schema.migrations]
+    known = expected_schema()
+    unknown = [name for name in applied if name not in known.migrations]
     if unknown:
         raise DatabaseRefused(
             f"database {label} was written by a newer Concord: it has migration(s) "
             f"{', '.join(unknown)}, and this Concord ({__version__}) knows migrations up to "
-            f"{schema.migrations[-1]}. Upgrade Concord to open it; nothing was changed")
-    if set(schema.migrations) <= set(applied):
+            f"{known.migrations[-1]}. Upgrade Concord to open it; nothing was changed")
+    if not schema:
+        return
+    if set(known.migrations) <= set(applied):
         check_schema(conn, label)
-    elif tuple(applied) == schema.migrations[: len(applied)]:  # an older Concord's database
+    elif tuple(applied) == known.migrations[: len(applied)]:  # an older Concord's database
         # checked before it is upgraded: a trigger of its own would fire in the migrations
-        check_schema(conn, label, schema_before(schema.migrations[len(applied)]))
+        check_schema(conn, label, schema_before(known.migrations[len(applied)]))
 
 
 def check_schema(conn: sqlite3.Connection, label: str, schema: Schema | None = None) -> None:
