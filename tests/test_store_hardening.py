@@ -99,11 +99,12 @@ def test_backup_refuses_a_pipe_or_socket_and_leaves_it_in_place(capsys, dbp, tmp
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
-def test_export_to_a_pipe_that_nobody_reads_fails_at_once(dbp, tmp_path):
+@pytest.mark.parametrize("argv", [("export", "--study", "s", "--format", "csv", "-o"),
+                                  ("stats", "--study", "s", "--json", "-o")])
+def test_an_output_to_a_pipe_that_nobody_reads_fails_at_once(dbp, tmp_path, argv):
     fifo = _fifo(tmp_path / "out.csv")
-    res = subprocess.run([sys.executable, "-m", "concord", "--db", str(dbp), "export",
-                          "--study", "s", "--format", "csv", "-o", str(fifo)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run([sys.executable, "-m", "concord", "--db", str(dbp), *argv,
+                          str(fifo)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert res.returncode == 1
     assert res.stderr.strip().splitlines() == [
         f"error: cannot write {fifo}: no process reads that pipe; nothing was written"]
