@@ -66,9 +66,7 @@ def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool =
             Concord wrote it; the file is left unchanged.
     """
     if str(path) != ":memory:":
-        _refuse_special_file(Path(path))
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        _create_private(Path(path))
+        _prepare_file(Path(path))
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
                            check_same_thread=check_same_thread)
     try:  # before anything below writes to the file
@@ -88,6 +86,12 @@ def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool =
         migrations.apply(db)
         guard.check_schema(db.conn, str(path))
     return db
+
+
+def _prepare_file(path: Path) -> None:
+    _refuse_special_file(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _create_private(path)
 
 
 def _refuse_special_file(path: Path) -> None:
