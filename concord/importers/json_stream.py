@@ -38,19 +38,23 @@ _KINDS = {"{": "an object", '"': "a string", "t": "true/false", "f": "true/false
 
 
 class _Text:
-    """The file's text from ``pos`` on, with the line and column of ``pos``."""
+    """The file's text read so far from ``buf[0]``; ``pos`` is where reading is. Text
+    before ``pos`` is dropped only when more is read (so an element costs no copy of the
+    chunk), and lines are counted once, up to a mark that only moves on."""
 
     def __init__(self, handle: BinaryIO, limit: int) -> None:
         self.handle, self.limit, self.read_bytes = handle, limit, 0
         self.decoder = codecs.getincrementaldecoder("utf-8-sig")()
         self.buf, self.pos, self.eof = "", 0, False
-        self.line, self.col = 1, 1  # of buf[0]
+        self.mark, self.line, self.col = 0, 1, 1  # buf[mark] is at (line, col)
 
     def more(self, size: int | None = None) -> bool:
-        """Append up to ``size`` (default :data:`CHUNK_BYTES`) more bytes of text; False at
-        the end of the file."""
+        """Drop the text before ``pos``, then append up to ``size`` (default
+        :data:`CHUNK_BYTES`) more bytes of text; False at the end of the file."""
         if self.eof:
             return False
+        self.where(self.pos)  # the mark moves to pos: what is dropped is counted
+        self.buf, self.mark, self.pos = self.buf[self.pos:], 0, 0
         data = self.handle.read(size or CHUNK_BYTES)
         self.read_bytes += len(data)
         if self.read_bytes > self.limit:
@@ -66,20 +70,16 @@ class _Text:
                 from exc
         return True
 
-    def drop_read(self) -> None:
-        """Forget the text before ``pos`` (keeps memory at one chunk and one element)."""
-        done = self.buf[: self.pos]
-        lines = done.count("\n")
-        self.line += lines
-        self.col = len(done) - done.rfind("\n") if lines else self.col + len(done)
-        self.buf, self.pos = self.buf[self.pos:], 0
-
-    def where(self, pos: int) -> tuple[int, int]:
-        """(line, column) of ``buf[pos]``."""
-        lines = self.buf.count("\n", 0, pos)
-        if not lines:
-            return self.line, self.col + pos
-        return self.line + lines, pos - self.buf.rfind("\n", 0, pos)
+    def where(self, at: int) -> tuple[int, int]:
+        """(line, column) of ``buf[at]``; ``at`` no earlier than the last one asked for
+        (an error's position may be; it is counted from the mark without moving it)."""
+        if at < self.mark:
+            return self.line, self.col
+        lines = self.buf.count("\n", self.mark, at)
+        line = self.line + lines
+        col = at - self.buf.rfind("\n", self.mark, at) if lines else self.col + at - self.mark
+        self.mark, self.line, self.col = at, line, col
+        return line, col
 
     def skip_space(self) -> str:
         """The next character that is not white space ("" at the end of the file)."""
@@ -88,12 +88,11 @@ class _Text:
                 self.pos += 1
             if self.pos < len(self.buf):
                 return self.buf[self.pos]
-            self.drop_read()
             if not self.more():
                 return ""
 
-    def malformed(self, message: str, pos: int) -> LoadError:
-        line, col = self.where(pos)
+    def malformed(self, message: str, at: int) -> LoadError:
+        line, col = self.where(at)
         return LoadError(f"malformed JSON: {message} (column {col})", line)
 
 
@@ -138,26 +137,28 @@ def array_items(handle: BinaryIO, limit: int, what: str,
 
 def _element(text: _Text, index: int, what: str) -> tuple[int, Any]:
     """Decode the element at ``text.pos``, reading on while it may be cut short."""
-    text.drop_read()
     size = CHUNK_BYTES
     while True:
+        start = text.pos  # more() moves the element to the start of the buffer
         try:
-            value, end = _DECODER.raw_decode(text.buf, 0)
+            value, end = _DECODER.raw_decode(text.buf, start)
         except json.JSONDecodeError as exc:
             cut = exc.pos >= len(text.buf) - _NEAR_END or exc.msg.startswith("Unterminated")
-            if not cut or not _read_on(text, size, len(text.buf), index, what):
+            if not cut or not _read_on(text, size, len(text.buf) - start, index, what):
                 raise text.malformed(exc.msg, exc.pos) from exc
         except RecursionError as exc:
             raise LoadError(f"nested more than {MAX_DEPTH} levels deep",
-                            text.where(0)[0]) from exc
+                            text.where(start)[0]) from exc
         except DuplicateKey as exc:
-            raise LoadError(str(exc), text.where(0)[0]) from exc
+            raise LoadError(str(exc), text.where(start)[0]) from exc
         except ValueError as exc:  # an integer longer than sys.get_int_max_str_digits()
-            raise LoadError("a number with more than 4,300 digits", text.where(0)[0]) from exc
+            raise LoadError("a number with more than 4,300 digits",
+                            text.where(start)[0]) from exc
         else:
             # A number cut by the chunk boundary parses ("1." as 1): judge it with more text
-            if end < len(text.buf) - _NEAR_END or not _read_on(text, size, end, index, what):
-                line = text.where(0)[0]
+            if end < len(text.buf) - _NEAR_END or \
+                    not _read_on(text, size, end - start, index, what):
+                line = text.where(start)[0]
                 try:
                     check_depth(value, MAX_DEPTH - 1)  # the array itself is one level
                 except LoadError as exc:
@@ -173,7 +174,7 @@ def _read_on(text: _Text, size: int, length: int, index: int, what: str) -> bool
     False at the end of the file."""
     if length > MAX_ITEM_BYTES:
         raise LoadError(f"{what} {index} is longer than {MAX_ITEM_BYTES >> 20} MiB of JSON",
-                        text.where(0)[0])
+                        text.where(text.pos)[0])
     return text.more(size)
 
 
