@@ -42,13 +42,29 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _is_special(path: Path) -> bool:
-    """A pipe, a terminal or a device (``/dev/stdout``, ``/dev/full``): written in place."""
+_STREAMS = ("a named pipe", "a character device")  # written in place by write_bytes
+_KINDS = ((stat.S_ISFIFO, _STREAMS[0]), (stat.S_ISCHR, _STREAMS[1]),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def special_kind(path: Path) -> str | None:
+    """What ``path`` is when it is a pipe, a device or a socket (``"a named pipe"``...);
+    None for a regular file, a folder, or nothing there."""
     try:
         mode = path.stat().st_mode
-    except OSError:
-        return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+    except (OSError, ValueError):  # missing, a loop, a NUL in the name: not special
+        return None
+    return next((kind for test, kind in _KINDS if test(mode)), None)
+
+
+def refuse_special(target: Path) -> None:
+    """ConcordError (one line) when ``target`` is a pipe, device or socket: an output that
+    must be a regular file (a database backup, a resumable score file) is never written
+    into one, nor is the device or pipe replaced by a file of that name."""
+    kind = special_kind(target)
+    if kind is not None:
+        raise ConcordError(f"cannot write {target}: it is {kind}, not a regular file; "
+                           "nothing was written")
 
 
 def _cannot(target: Path, exc: OSError) -> ConcordError:
@@ -62,6 +78,7 @@ def replacing(target: Path) -> Iterator[Path]:
     target = Path(target)
     if target.is_dir():
         raise ConcordError(f"cannot write {target}: it is a folder")
+    refuse_special(target)
     tmp = _temp_beside(target)
     try:
         yield tmp
@@ -78,18 +95,34 @@ def replacing(target: Path) -> Iterator[Path]:
 
 
 def write_bytes(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` atomically (a special file such as a pipe or
-    ``/dev/stdout`` is written in place). ConcordError names the path on failure."""
+    """Write ``data`` to ``target`` atomically. A stream (a pipe that a process reads,
+    ``/dev/stdout``, a character device) is written in place; a pipe that no process
+    reads, a socket or a block device is refused (ConcordError), never waited on or
+    replaced. ConcordError names the path on failure."""
     target = Path(target)
-    if _is_special(target):
-        try:
-            with target.open("wb") as handle:
-                handle.write(data)
-        except OSError as exc:
-            raise _cannot(target, exc) from exc
+    if special_kind(target) in _STREAMS:
+        _write_stream(target, data)
         return
     with replacing(target) as tmp, open(tmp, "xb") as handle:
         handle.write(data)
+
+
+def _write_stream(target: Path, data: bytes) -> None:
+    try:  # O_NONBLOCK: a pipe without a reader fails at once (ENXIO) instead of waiting
+        fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise ConcordError(f"cannot write {target}: no process reads that pipe; "
+                               "nothing was written") from exc
+        raise _cannot(target, exc) from exc
+    try:
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "wb", closefd=False) as handle:
+            handle.write(data)
+    except OSError as exc:
+        raise _cannot(target, exc) from exc
+    finally:
+        os.close(fd)
 
 
 def replace_dir(target: Path, files: Mapping[str, bytes]) -> list[Path]:

@@ -17,8 +17,10 @@ with st.form("researcher_sign_in"):
     st.subheader("Researcher sign-in")
     secret = st.text_input("Researcher secret", type="password", key="admin_secret",
                            help="CONCORD_ADMIN_SECRET, or the secret `python -m concord init` "
-                                "printed (stored next to the database).")
+                                "printed when it made it (`python -m concord reset-secret` "
+                                "makes a new one).")
     if st.form_submit_button("Sign in", type="primary"):
-        if signin.sign_in_researcher(session.db(), secret):
+        failed = signin.sign_in_researcher(session.db(), secret)
+        if failed is None:
             st.rerun()
-        st.error("Wrong researcher secret.")
+        st.error(failed)

@@ -12,6 +12,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlite_utils import Database
@@ -21,6 +22,7 @@ from concord.services import labels, metric_scores, rating, studies
 from concord.services.common import new_submission
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
+from concord.store.db import open_db
 from tests.helpers import ROOT, make_folder_study, shared_path, write_png  # noqa: F401
 
 # Tables whose rows make up a study (everything but the migrations bookkeeping).
@@ -154,3 +156,13 @@ def seed_study(db, root: Path, name: str = "dash", *, prompts: int = 6,
         (root / f"{name}-scores.csv").write_text("\n".join(score_rows) + "\n")
         metric_scores.import_scores(db, name, "csv", root / f"{name}-scores.csv")
     return manifest
+
+
+def folder_study_db(tmp_path: Path, name: str = "c.db", **study: Any) -> Path:
+    """A database file ``tmp_path/name`` holding study 's' (make_folder_study(**study)),
+    closed again: for tests that open it their own way (the CLI, several connections)."""
+    path = tmp_path / name
+    db = open_db(path)
+    studies.import_manifest(db, make_folder_study(tmp_path / "s", **study))
+    db.close()
+    return path

@@ -9,8 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
+from sqlite_utils import Database
 
 from concord.cli import main
+from concord.errors import ConcordError
 from concord.services import rating, studies
 from concord.services.common import new_submission
 from concord.store import open_db
@@ -203,3 +205,131 @@ def test_help(capsys, command):
     out = capsys.readouterr().out
     assert out.startswith(f"usage: python -m concord {command}")
     assert ("*/30 * * * *" in out) == (command == "backup")
+
+
+def _doctor(path: Path, *sql: str) -> None:
+    conn = sqlite3.connect(path)
+    for statement in sql:
+        conn.execute(statement)
+    conn.commit()
+    conn.close()
+
+
+_EAT_RATINGS = ("CREATE TRIGGER eat AFTER INSERT ON ratings BEGIN DELETE FROM ratings "
+                "WHERE id = NEW.id; END")
+
+
+def test_restore_refuses_a_backup_that_carries_its_own_trigger(capsys, dbp, tmp_path):
+    doctored = tmp_path / "doctored.db"
+    assert _cli(capsys, dbp, "backup", str(doctored))[0] == 0
+    _doctor(doctored, _EAT_RATINGS)
+    err = _refused(capsys, dbp, doctored)
+    assert "trigger 'eat'" in err
+    assert not list(tmp_path.glob("live.db.before-restore-*"))
+
+
+def test_an_older_backup_with_a_trigger_of_its_own_is_refused_after_its_upgrade(
+        capsys, dbp, tmp_path):
+    from concord.store.migrations import migrations
+
+    old = tmp_path / "old.db"
+    db = Database(sqlite3.connect(old))
+    migrations.apply(db, stop_before=migrations.pending(open_db(":memory:",
+                                                                migrate=False))[-1].name)
+    db.close()
+    _doctor(old, _EAT_RATINGS)
+    err = _refused(capsys, dbp, old)
+    assert f"backup {old}" in err
+    assert "trigger 'eat'" in err
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_backup_with_the_change_counter_at_the_integer_limit_restores_with_a_working_cache(
+        capsys, dbp, tmp_path):
+    from concord.store import report_cache
+
+    limit = tmp_path / "limit.db"
+    assert _cli(capsys, dbp, "backup", str(limit))[0] == 0
+    _doctor(limit, f"UPDATE data_changes SET n = {(1 << 63) - 1}")
+    assert _cli(capsys, dbp, "restore", str(limit), "--yes")[0] == 0
+    db = open_db(dbp)
+    seen = [report_cache.fingerprint(db)]
+    for name in ("x", "y", "z"):  # each update must give a new fingerprint
+        with db.conn:
+            db.execute("UPDATE studies SET name = ? WHERE name = 's'", [name])
+            db.execute("UPDATE studies SET name = 's' WHERE name = ?", [name])
+        seen.append(report_cache.fingerprint(db))
+    assert None not in seen
+    assert len(set(seen)) == len(seen)
+    assert report_cache.changes(db.conn) < 100
+
+
+def test_restore_waits_for_the_write_lock_a_bounded_time_and_changes_nothing(
+        capsys, dbp, tmp_path, monkeypatch):
+    from concord.store import swap
+
+    assert _cli(capsys, dbp, "backup", str(tmp_path / "b.db"))[0] == 0
+    monkeypatch.setattr(swap, "LOCK_WAIT_S", 0.2)
+    writer = sqlite3.connect(dbp)
+    writer.execute("BEGIN IMMEDIATE")  # a stuck writer
+    try:
+        err = _refused(capsys, dbp, tmp_path / "b.db")
+    finally:
+        writer.rollback()
+        writer.close()
+    assert "stayed busy" in err
+    assert not list(tmp_path.glob("live.db.before-restore-*"))
+
+
+def test_a_failed_safety_copy_leaves_the_database_as_it_was(capsys, dbp, tmp_path,
+                                                            monkeypatch):
+    from concord.store import backup as backup_store
+
+    assert _cli(capsys, dbp, "backup", str(tmp_path / "b.db"))[0] == 0
+    check = backup_store._check_integrity
+
+    def full(conn, label):
+        if "before-restore" in label:  # the safety copy only
+            raise ConcordError(f"cannot write {label}: No space left on device")
+        check(conn, label)
+
+    monkeypatch.setattr(backup_store, "_check_integrity", full)
+    err = _refused(capsys, dbp, tmp_path / "b.db")
+    assert "the safety copy failed" in err
+    assert "nothing was changed" in err
+
+
+def test_a_write_that_waits_too_long_for_a_restore_gets_a_clear_retryable_message(
+        dbp, monkeypatch):
+    from concord.store import db as db_module
+
+    db = open_db(dbp)
+    rid = invited(db, "s", "ann")
+    item = rating.next_item(db, "s", rid)
+    monkeypatch.setattr(db_module, "BUSY_TIMEOUT_MS", 200)
+    writer = sqlite3.connect(dbp)
+    writer.execute("BEGIN IMMEDIATE")  # what a restore holds while it swaps the pages
+    try:
+        with pytest.raises(ConcordError, match="nothing was saved, please try again") as exc:
+            rating.submit(db, "s", rid, item.image_id, {"SC": 1, "PR": 1},
+                          submission=new_submission())
+    finally:
+        writer.rollback()
+        writer.close()
+    assert isinstance(exc.value, sqlite3.OperationalError)  # as SQLite's own error was
+    assert _ratings(dbp) == 0
+
+
+def test_restore_repairs_a_database_changed_by_hand(capsys, dbp, tmp_path):
+    good = tmp_path / "good.db"
+    assert _cli(capsys, dbp, "backup", str(good))[0] == 0
+    _doctor(dbp, _EAT_RATINGS)
+    code, _, err = _cli(capsys, dbp, "studies")
+    assert code == 1 and "trigger 'eat'" in err  # refused for everyday use
+    code, _, err = _cli(capsys, dbp, "restore", str(good), "--yes")
+    assert code == 0, err
+    [safety] = tmp_path.glob("live.db.before-restore-*")
+    conn = sqlite3.connect(safety)
+    assert conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'eat'").fetchone() == (1,)
+    conn.close()
+    assert _cli(capsys, dbp, "studies")[0] == 0

@@ -46,8 +46,15 @@ def _other_app(path: Path) -> Path:
     return path
 
 
-def _concord(path: Path) -> Path:
+def _concord(path: Path, *sql: str) -> Path:
+    """A Concord database at ``path``, then ``sql`` run on it by hand."""
     open_db(path).close()
+    if sql:
+        conn = sqlite3.connect(path)
+        for statement in sql:
+            conn.execute(statement)
+        conn.commit()
+        conn.close()
     return path
 
 
@@ -79,12 +86,8 @@ def test_a_file_that_is_not_sqlite(capsys, tmp_path):
 
 
 def test_a_database_from_a_newer_concord_is_refused_with_the_versions(capsys, tmp_path):
-    path = _concord(tmp_path / "c.db")
-    conn = sqlite3.connect(path)
-    conn.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at)"
-                 " VALUES ('concord', 'm901_rater_confidence', 'x')")
-    conn.commit()
-    conn.close()
+    path = _concord(tmp_path / "c.db", "INSERT INTO _sqlite_migrations (migration_set, name,"
+                    " applied_at) VALUES ('concord', 'm901_rater_confidence', 'x')")
     err = _refused(capsys, path)
     last = migrations.pending(open_db(":memory:", migrate=False))[-1].name
     assert "written by a newer Concord: it has migration(s) m901_rater_confidence" in err
@@ -96,23 +99,14 @@ def test_a_database_from_a_newer_concord_is_refused_with_the_versions(capsys, tm
     ("CREATE TABLE rater_notes (id INTEGER PRIMARY KEY, note TEXT)", "rater_notes.id"),
 ])
 def test_an_extra_column_or_table_is_refused(capsys, tmp_path, sql, named):
-    path = _concord(tmp_path / "c.db")
-    conn = sqlite3.connect(path)
-    conn.execute(sql)
-    conn.commit()
-    conn.close()
-    err = _refused(capsys, path)
+    err = _refused(capsys, _concord(tmp_path / "c.db", sql))
     assert "does not know: " in err
     assert named in err
     assert __version__ in err
 
 
 def test_a_missing_column_is_refused(capsys, tmp_path):
-    path = _concord(tmp_path / "c.db")
-    conn = sqlite3.connect(path)
-    conn.execute("ALTER TABLE marks DROP COLUMN note")
-    conn.commit()
-    conn.close()
+    path = _concord(tmp_path / "c.db", "ALTER TABLE marks DROP COLUMN note")
     assert "lacks column(s)" in _refused(capsys, path)
 
 
@@ -148,3 +142,53 @@ def test_commits_are_durable_synchronous_full(tmp_path):
     db = open_db(tmp_path / "c.db")
     assert db.journal_mode == "wal"
     assert db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+
+
+@pytest.mark.parametrize(("sql", "named"), [
+    ("CREATE TRIGGER eat_ratings AFTER INSERT ON ratings BEGIN DELETE FROM ratings; END",
+     "trigger 'eat_ratings'"),
+    ("CREATE TRIGGER on_migrate AFTER INSERT ON _sqlite_migrations BEGIN DELETE FROM raters; "
+     "END", "trigger 'on_migrate'"),
+    ("CREATE INDEX by_hand ON ratings(value)", "index 'by_hand'"),
+])
+def test_an_extra_trigger_index_or_view_is_refused(capsys, tmp_path, sql, named):
+    err = _refused(capsys, _concord(tmp_path / "c.db", sql))
+    assert "has schema object(s) this Concord" in err
+    assert named in err
+
+
+@pytest.mark.parametrize(("drop", "create", "named"), [
+    ('DROP TRIGGER "data_changes_update_ratings"',
+     'CREATE TRIGGER "data_changes_update_ratings" AFTER UPDATE ON ratings BEGIN '
+     "DELETE FROM ratings WHERE id = NEW.id; END", "trigger 'data_changes_update_ratings'"),
+    ("DROP VIEW current_ratings",  # the same columns, no rows: every rating hidden
+     "CREATE VIEW current_ratings AS SELECT * FROM ratings WHERE 0", "view 'current_ratings'"),
+])
+def test_a_trigger_or_view_rewritten_under_its_own_name_is_refused(capsys, tmp_path, drop,
+                                                                   create, named):
+    err = _refused(capsys, _concord(tmp_path / "c.db", drop, create))
+    assert "differ from this Concord's" in err
+    assert named in err
+
+
+@pytest.mark.parametrize("sql", ['DROP TRIGGER "data_changes_delete_ratings"',
+                                 "DROP INDEX adjudications_item"])
+def test_a_dropped_trigger_or_index_is_refused(capsys, tmp_path, sql):
+    assert "lacks schema object(s)" in _refused(capsys, _concord(tmp_path / "c.db", sql))
+
+
+def test_sqlites_own_tables_and_spacing_are_not_differences(tmp_path):
+    open_db(_concord(tmp_path / "c.db", "ANALYZE")).close()  # ANALYZE makes sqlite_stat1
+
+
+def test_an_older_concord_database_with_a_trigger_of_its_own_is_refused_before_its_upgrade(
+        capsys, tmp_path):
+    path = tmp_path / "old.db"
+    old = open_db(path, migrate=False)
+    migrations.apply(old, stop_before=migrations.pending(old)[-1].name)
+    old.execute("CREATE TRIGGER on_upgrade AFTER INSERT ON _sqlite_migrations BEGIN "
+                "DELETE FROM raters; END")
+    old.conn.commit()
+    old.close()
+    err = _refused(capsys, path)  # not one migration applied: the trigger never fired
+    assert "trigger 'on_upgrade'" in err

@@ -33,6 +33,8 @@ class Command(NamedTuple):
 # In the order `--help` lists them.
 COMMANDS = (
     Command("init", "concord.cli.setup", "create the database and load the demo study if empty"),
+    Command("reset-secret", "concord.cli.setup",
+            "make a new researcher sign-in secret (printed once, kept as a hash)"),
     Command("studies", "concord.cli.setup", "list studies with their counts"),
     Command("delete-study", "concord.cli.setup", "delete a study and everything in it"),
     Command("validate-rubrics", "concord.cli.setup", "check every rubric file"),

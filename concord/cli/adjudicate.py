@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from concord.cli.common import db_for, print_table
+from concord.cli.common import db_for, print_table, whole_number_arg
 from concord.config import Settings
+from concord.importers.safe_load import INT64_MAX
 from concord.services import adjudication
 
 
@@ -21,13 +22,15 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
                                      "answer side by side, with the adjudicated value if any.")
     _common(ls)
     ls.add_argument("--criterion", help="only this criterion")
-    ls.add_argument("--limit", type=int, default=20, help="items listed (default 20)")
+    ls.add_argument("--limit", type=whole_number_arg(1, 1_000_000), default=20,
+                    help="items listed (default 20)")
     ls.set_defaults(func=_list)
     st = cmds.add_parser("set", help="store (or --clear) an item's adjudicated value",
                          description="Store an item's adjudicated value (kept apart from the "
                                      "raw ratings), or withdraw it with --clear.")
     _common(st)
-    st.add_argument("--item", type=int, required=True, help="item id as 'list' shows it")
+    st.add_argument("--item", type=whole_number_arg(1, INT64_MAX), required=True,
+                    help="item id as 'list' shows it")
     st.add_argument("--criterion", required=True)
     group = st.add_mutually_exclusive_group(required=True)
     group.add_argument("--value", help="score; models best first as 'list' prints them, "

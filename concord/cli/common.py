@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlite_utils import Database
@@ -16,6 +17,20 @@ from concord.store.db import open_db
 def db_for(settings: Settings) -> Database:
     """Open the database named by ``--db`` / ``CONCORD_DB`` (created if missing)."""
     return open_db(settings.db_path)
+
+
+def whole_number_arg(low: int, high: int) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number from ``low`` to ``high`` (an id beyond what
+    SQLite stores would otherwise end in a traceback)."""
+    from concord.importers.safe_load import whole_number
+
+    def parse(text: str) -> int:
+        try:
+            return whole_number(text, low, high)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
 
 
 def progress_factory(total: int, desc: str) -> tqdm:

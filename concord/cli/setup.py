@@ -1,4 +1,4 @@
-"""``init``, ``studies``, ``delete-study`` and ``validate-rubrics``."""
+"""``init``, ``reset-secret``, ``studies``, ``delete-study`` and ``validate-rubrics``."""
 
 from __future__ import annotations
 
@@ -9,14 +9,13 @@ from concord.cli.common import db_for, print_table
 from concord.config import Settings
 from concord.errors import ConcordError
 from concord.rubrics import validate_rubrics
-from concord.services import studies
-from concord.services.auth import admin_secret, secret_file
+from concord.services import secret, studies
 
 
 def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
     """Fill in the parser of one set-up command (its help is in ``concord.cli.COMMANDS``)."""
-    {"init": _init_parser, "studies": _studies_parser, "delete-study": _delete_parser,
-     "validate-rubrics": _validate_parser}[name](p)
+    {"init": _init_parser, "reset-secret": _reset_parser, "studies": _studies_parser,
+     "delete-study": _delete_parser, "validate-rubrics": _validate_parser}[name](p)
 
 
 def _init_parser(p: argparse.ArgumentParser) -> None:
@@ -24,6 +23,14 @@ def _init_parser(p: argparse.ArgumentParser) -> None:
                      "study from data/demo/.")
     p.add_argument("--no-demo", action="store_true", help="do not load the demo study")
     p.set_defaults(func=_init)
+
+
+def _reset_parser(p: argparse.ArgumentParser) -> None:
+    p.description = ("Make a new researcher sign-in secret and print it (once: only its "
+                     "scrypt hash is kept, in <db>.admin-secret). Researchers signed in with "
+                     "the old one are signed out; a pause of sign-ins after too many failed "
+                     "attempts is lifted. Not for a secret set by CONCORD_ADMIN_SECRET.")
+    p.set_defaults(func=_reset_secret)
 
 
 def _studies_parser(p: argparse.ArgumentParser) -> None:
@@ -48,6 +55,8 @@ def _validate_parser(p: argparse.ArgumentParser) -> None:
 
 
 def _init(args: argparse.Namespace, settings: Settings) -> int:
+    if settings.admin_secret is not None:
+        secret.current(settings)  # a weak CONCORD_ADMIN_SECRET stops `make run` here
     db = db_for(settings)
     summary = None if args.no_demo else studies.ensure_demo(db)
     print(f"database ready: {settings.db_path}")
@@ -56,8 +65,31 @@ def _init(args: argparse.Namespace, settings: Settings) -> int:
               f"{summary.images_added} images")
         for inv in studies.invite(db, summary.study, ["demo-rater"], settings.base_url):
             print(f"demo rater invite: {inv.url}")
-    source = "CONCORD_ADMIN_SECRET" if settings.admin_secret else str(secret_file(settings))
-    print(f"researcher sign-in secret: {admin_secret(settings)}  (from {source})")
+    _print_secret(secret.ensure(settings))
+    return 0
+
+
+def _print_secret(done: secret.SetUp) -> None:
+    if done.shown is None:
+        print(f"researcher sign-in secret: set by {done.source}" if
+              done.source == "CONCORD_ADMIN_SECRET" else
+              f"researcher sign-in secret: kept as a hash in {done.source} (it was shown when"
+              " it was made); forgot it? python -m concord reset-secret")
+        return
+    kept = "once more: from now on only its hash is kept" if done.converted else \
+        "once: only its hash is kept"
+    print(f"researcher sign-in secret: {done.shown}  (shown {kept} in {done.source}; a new "
+          "one: python -m concord reset-secret)")
+
+
+def _reset_secret(args: argparse.Namespace, settings: Settings) -> int:
+    shown = secret.reset(settings)
+    from concord.services import auth
+
+    lifted = auth.clear_failures(db_for(settings))
+    _print_secret(secret.SetUp(str(secret.secret_file(settings)), shown))
+    if lifted:
+        print(f"forgot {lifted} failed sign-in attempt(s): researchers can sign in now")
     return 0
 
 

@@ -17,6 +17,10 @@ Anything else is an error naming the file, the task (its index in the array and 
 ``id``) and the field as a JSON path (``[3].annotations[0].result[1].value.choices``);
 rows come out as :mod:`concord.importers.ratings_csv` columns, with the task index as the
 row number, so the import stages and checks them exactly like a CSV.
+
+The array is read one task at a time (:mod:`concord.importers.json_stream`): memory holds
+a chunk of the file, one task and one chunk of rows, whatever the file's size (parsed
+whole, a 120 MiB export took over 3 GB).
 """
 
 from __future__ import annotations
@@ -28,14 +32,16 @@ from pathlib import Path
 from typing import Any
 
 from concord.errors import Problem, ProblemLog
+from concord.importers import json_stream
 from concord.importers import rating_fields as fields
-from concord.importers.safe_load import LoadError, load_json
-from concord.importers.tables import TableError, read_text
+from concord.importers.safe_load import LoadError
+from concord.importers.tables import regular_file_problem, size_text
 
 # A Label Studio export is several times larger than the ratings it holds (ids, times,
-# nested objects); 128 MiB holds about a million ratings and keeps the parsed document
-# within a few GB.
+# nested objects): 128 MiB holds about a million ratings. Read a task at a time, the
+# memory it takes does not grow with the file (bench/bench_label_studio.py).
 MAX_BYTES = 128 << 20
+EXPECTED = "a JSON array of tasks (Label Studio's JSON export)"
 CHUNK_ROWS = 20_000
 VALUE_KEYS = {"choices": "choices", "rating": "rating", "number": "number"}
 FREE_TEXT = "textarea"  # a comment box of the labeling config: no score to import
@@ -55,39 +61,40 @@ def read_chunks(path: Path, log: ProblemLog, rows: int = CHUNK_ROWS,
     problems go to ``log`` (a caller that finds it non-empty must not use the rows), and
     the results left out, per type, to ``skipped``."""
     skipped = Counter() if skipped is None else skipped
-    tasks = _document(path, log)
-    if tasks is None:
+    if not _readable(path, log):
         return
     chunk: list[tuple] = []
-    for index, task in enumerate(tasks):
-        try:
-            chunk.extend(_task_rows(index, task, skipped))
-        except _Bad as bad:
-            log.add(Problem(str(path), f"task {index}{_id(task)}: {bad.message}",
-                            field=f"[{index}]{bad.path}"))
-            continue
-        if len(chunk) >= rows:
-            yield _columns(chunk)
-            chunk = []
+    try:
+        for index, (_, task) in enumerate(json_stream.read_array(path, MAX_BYTES, "task",
+                                                                 EXPECTED)):
+            try:
+                chunk.extend(_task_rows(index, task, skipped))
+            except _Bad as bad:
+                log.add(Problem(str(path), f"task {index}{_id(task)}: {bad.message}",
+                                field=f"[{index}]{bad.path}"))
+                continue
+            if len(chunk) >= rows:
+                yield _columns(chunk)
+                chunk = []
+    except LoadError as exc:
+        log.add(Problem(str(path), exc.message, row=exc.line))
+        return
+    except OSError as exc:
+        log.add(Problem(str(path), f"cannot be read: {exc.strerror or exc}"))
+        return
     if chunk:
         yield _columns(chunk)
 
 
-def _document(path: Path, log: ProblemLog) -> list | None:
-    try:
-        data = load_json(read_text(path, MAX_BYTES))
-    except TableError as exc:
-        for problem in exc.problems:
-            log.add(problem)
-        return None
-    except LoadError as exc:
-        log.add(Problem(str(path), exc.message, row=exc.line))
-        return None
-    if not isinstance(data, list):
-        log.add(Problem(str(path), "expected a JSON array of tasks (Label Studio's JSON "
-                                   f"export), got {_kind(data)}"))
-        return None
-    return data
+def _readable(path: Path, log: ProblemLog) -> bool:
+    """A regular file within :data:`MAX_BYTES` (else the problem goes to ``log``)."""
+    problem = regular_file_problem(path)
+    if problem is None and (size := path.stat().st_size) > MAX_BYTES:
+        problem = Problem(str(path), f"file larger than the limit of {size_text(MAX_BYTES)} "
+                                     f"for this input ({size_text(size)})")
+    if problem is not None:
+        log.add(problem)
+    return problem is None
 
 
 def _id(task: Any) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from typing import Any
 
 import yaml
@@ -43,6 +44,11 @@ MAX_SAMPLE = (1 << 31) - 1
 # Raters per item: the coverage target of an image (score) or prompt (rank). Published
 # human studies use 3 to 10; a larger number is a typo, not a design.
 MAX_RATERS_PER_ITEM = 1_000
+# Ids and names read from files (prompt ids, models, metrics, judges, run ids): longer
+# than this is not an id. Control characters (NUL, newline, tab...), surrogates and the
+# line and paragraph separators U+2028/U+2029 would split or cut the rows they end up in.
+MAX_ID_LENGTH = 1_000
+_NOT_IN_IDS = frozenset({"Cc", "Cs", "Zl", "Zp"})
 
 
 class LoadError(ValueError):
@@ -82,6 +88,20 @@ def whole_number(value: Any, low: int, high: int) -> int:
     if problem is not None:
         raise ValueError(problem)
     return value
+
+
+def id_problem(text: str) -> str | None:
+    """Why ``text`` cannot be an id or a name (one line of visible text of at most
+    :data:`MAX_ID_LENGTH` characters), or None when it can."""
+    if len(text) > MAX_ID_LENGTH:
+        return f"longer than {MAX_ID_LENGTH:,} characters ({len(text):,})"
+    if text.isprintable():  # the fast path: every character below is unprintable
+        return None
+    bad = next((c for c in text if unicodedata.category(c) in _NOT_IN_IDS), None)
+    if bad is not None:
+        return (f"contains the control character U+{ord(bad):04X} ({shown(text)}); an id "
+                "is one line of visible text")
+    return None
 
 
 def finite_number(value: Any) -> float:
@@ -189,17 +209,18 @@ def load_yaml(text: str) -> Any:
 
 # --- JSON --------------------------------------------------------------------------------
 
-class _DuplicateKey(ValueError):
-    pass
+class DuplicateKey(ValueError):
+    """A key given twice in one JSON object."""
 
 
-def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` of a JSON decoder that refuses a key given twice."""
     out = dict(pairs)
     if len(out) != len(pairs):
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _DuplicateKey(f"key {key!r} twice in one object")
+                raise DuplicateKey(f"key {key!r} twice in one object")
             seen.add(key)
     return out
 
@@ -212,12 +233,12 @@ def load_json(text: str) -> Any:
             or a number too long to convert; ``line`` is where, when known.
     """
     try:
-        data = json.loads(text, object_pairs_hook=_unique_object)
+        data = json.loads(text, object_pairs_hook=unique_object)
     except json.JSONDecodeError as exc:
         raise LoadError(f"malformed JSON: {exc.msg} (column {exc.colno})", exc.lineno) from exc
     except RecursionError as exc:
         raise LoadError(f"nested more than {MAX_DEPTH} levels deep") from exc
-    except _DuplicateKey as exc:
+    except DuplicateKey as exc:
         raise LoadError(str(exc)) from exc
     except ValueError as exc:  # an integer longer than sys.get_int_max_str_digits()
         raise LoadError("a number with more than 4,300 digits") from exc

@@ -7,12 +7,12 @@ and field; nothing is returned when there is any.
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from concord.errors import InputError, Problem
+from concord.importers.safe_load import MAX_SAMPLE, finite_number, id_problem, whole_number
 from concord.importers.tables import TableError, read_csv_rows, readable_file_problem
 
 if TYPE_CHECKING:  # pandas loads in the readers, so a bad path fails fast
@@ -26,7 +26,8 @@ COLUMNS = ("prompt_id", "model", "sample", "metric", "judge", "question_id", "va
 
 
 def read_scores_csv(path: Path) -> pd.DataFrame:
-    """``prompt_id, model, metric, value`` [+ ``sample, question_id, judge``] rows."""
+    """``prompt_id, model, metric, value`` [+ ``sample, question_id, judge``] rows: ids one
+    line of visible text, ``value`` finite, ``sample`` a sample index (empty: 0)."""
     try:
         rows = read_csv_rows(path, SCORE_COLUMNS)
     except TableError as exc:
@@ -34,28 +35,36 @@ def read_scores_csv(path: Path) -> pd.DataFrame:
     problems: list[Problem] = []
     out = []
     for line, row in rows:
-        rec = {k: str(row.get(k) or "").strip() for k in ("prompt_id", "model", "metric")}
-        for k, v in rec.items():
-            if not v:
-                problems.append(Problem(str(path), "empty value", row=line, field=k))
-        try:
-            rec["value"] = float(row["value"])
-            rec["sample"] = int(row.get("sample") or 0)
-        except ValueError as exc:
-            problems.append(Problem(str(path), f"not a number ({exc})", row=line,
-                                    field="value" if "float" in str(exc) else "sample"))
-            continue
-        if not math.isfinite(rec["value"]):
-            problems.append(Problem(str(path), "value must be finite", row=line, field="value"))
-        rec.update(question_id=str(row.get("question_id") or "").strip(),
-                   judge=str(row.get("judge") or "").strip(), details={}, error=None,
-                   run_id=None, options_key=None, file=str(path), row=line)
-        out.append(rec)
+        bad = len(problems)
+        rec: dict = {k: _id(path, line, row, k, problems, required=k in SCORE_COLUMNS)
+                     for k in ("prompt_id", "model", "metric", "question_id", "judge")}
+        for k, parse in (("value", finite_number), ("sample", _sample)):
+            try:
+                rec[k] = parse(row.get(k) or ("" if k == "value" else "0"))
+            except ValueError as exc:
+                problems.append(Problem(str(path), str(exc), row=line, field=k))
+        if len(problems) == bad:
+            rec.update(details={}, error=None, run_id=None, options_key=None, file=str(path),
+                       row=line)
+            out.append(rec)
     if problems:
         raise InputError(problems)
     import pandas as pd
 
     return pd.DataFrame(out, columns=list(COLUMNS))
+
+
+def _sample(text: str) -> int:
+    return whole_number(text, 0, MAX_SAMPLE)
+
+
+def _id(path: Path, line: int, row: dict, key: str, problems: list[Problem], *,
+        required: bool) -> str:
+    text = str(row.get(key) or "").strip()
+    problem = "empty value" if required and not text else id_problem(text)
+    if problem is not None:
+        problems.append(Problem(str(path), problem, row=line, field=key))
+    return text
 
 
 def read_tiif(path: Path, judge: str | None) -> pd.DataFrame:

@@ -69,12 +69,13 @@ def read_bytes(path: Path, limit: int = MAX_TABLE_BYTES) -> bytes:
     except OSError as exc:
         raise TableError([Problem(str(path), f"cannot be read: {exc.strerror or exc}")]) from exc
     if len(data) > limit:
-        raise TableError([Problem(str(path), f"file larger than the limit of {_size(limit)} "
-                                             f"for this input ({_size(path.stat().st_size)})")])
+        raise TableError([Problem(str(path), f"file larger than the limit of {size_text(limit)} "
+                                             f"for this input ({size_text(path.stat().st_size)})")])
     return data
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
+    """A file size for messages: ``128.0 MiB`` or ``64 bytes``."""
     return f"{n / (1 << 20):,.1f} MiB" if n >= 1 << 20 else f"{n:,} bytes"
 
 

@@ -5,9 +5,10 @@ optional ``key``) and its ``derive`` rules, tried in order; the first rule whose
 holds for the ticked conditions gives the criterion's value (a rule without ``when``
 always holds). See docs/rubrics.md for the format and the ImagenHub rules.
 
-Checking enumerates every combination of ticks (at most 2**MAX_CONDITIONS), so a rule set
-that leaves a combination without a value, or has a rule that can never apply, is refused
-when the rubric is loaded, never discovered by a rater.
+Checking considers every combination of ticks (at most 2**MAX_CONDITIONS, as the bits of
+one integer: concord.rubrics.checklist_checks), so a rule set that leaves a combination
+without a value, or has a rule that can never apply, is refused when the rubric is
+loaded, never discovered by a rater.
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ class RubricProblem:
     def __str__(self) -> str:
         try:
             shown = str(self.path.resolve().relative_to(Path.cwd()))
-        except ValueError:
+        except (ValueError, RuntimeError, OSError):  # elsewhere, or a symlink loop
             shown = str(self.path)
         return f"{shown}: {self.key}: {self.message}" if self.key else f"{shown}: {self.message}"
 

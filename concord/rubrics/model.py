@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -216,8 +217,17 @@ def _shape(data: Mapping[str, Any]) -> tuple[list[str], list[float]]:
 
 def _files(rubrics_dir: str | Path | None) -> list[Path]:
     folder = DEFAULT_RUBRICS_DIR if rubrics_dir is None else Path(rubrics_dir)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"rubrics directory not found: {folder.resolve()}")
+    try:  # absolute(), not resolve(): resolving a symlink loop raises instead of naming it
+        if not stat.S_ISDIR(folder.stat().st_mode):
+            raise FileNotFoundError(f"rubrics directory not found: {folder.absolute()} is "
+                                    "not a folder")
+    except FileNotFoundError as exc:
+        if exc.filename is None:
+            raise
+        raise FileNotFoundError(f"rubrics directory not found: {folder.absolute()}") from exc
+    except OSError as exc:  # ELOOP (a symlink loop), EACCES, ENAMETOOLONG...
+        raise FileNotFoundError(f"rubrics directory {folder.absolute()} cannot be read: "
+                                f"{exc.strerror or exc}") from exc
     return sorted(folder.glob("*.yaml"))
 
 

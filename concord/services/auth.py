@@ -1,20 +1,26 @@
-"""Who is signed in: raters by invite token, researchers by the admin secret."""
+"""Who is signed in: raters by invite token, researchers by the admin secret (kept and
+checked by concord.services.secret; failed attempts are limited here)."""
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import os
-import secrets
+import math
+import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from sqlite_utils import Database
 
-from concord.config import Settings
 from concord.errors import AuthError
+from concord.services.secret import Secret
 from concord.store import raters as rater_store
+from concord.store import signins
 from concord.store import studies as study_store
+
+# Failed researcher sign-ins allowed within WINDOW_S: per client (an address), and from
+# all clients together (an attacker who changes address meets the second limit).
+WINDOW_S = 15 * 60
+MAX_PER_CLIENT = 5
+MAX_IN_ALL = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,42 +38,49 @@ class User:
         return self.role == "researcher"
 
 
-def secret_file(settings: Settings) -> Path:
-    """Where the generated admin secret is kept when none is configured (next to the DB)."""
-    return settings.db_path.with_name(settings.db_path.name + ".admin-secret")
+def sign_in_researcher(db: Database, secret: Secret, given: str, client: str, *,
+                       now: float | None = None) -> User:
+    """A researcher user if ``given`` is the secret, within the limits on failed attempts.
 
+    Every attempt is first counted as a failure in the database (so all app processes see
+    it; taken back when it succeeds): after :data:`MAX_PER_CLIENT` failures from one
+    client, or :data:`MAX_IN_ALL` from all of them, within :data:`WINDOW_S`, attempts are
+    refused unchecked until the oldest of them is that old.
 
-def admin_secret(settings: Settings) -> str:
-    """The researcher secret: ``settings.admin_secret`` (environment or Streamlit secrets)
-    or else generated once into a 0600 file beside the database."""
-    if settings.admin_secret:
-        return settings.admin_secret
-    path = secret_file(settings)
-    if path.is_file():
-        return path.read_text(encoding="utf-8").strip()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    token = secrets.token_urlsafe(16)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(token + "\n")
-    return token
-
-
-def check_admin(given: str, secret: str) -> User:
-    """A researcher user if ``given`` matches the secret (constant-time compare)."""
-    if not given or not hmac.compare_digest(given.strip().encode(), secret.encode()):
+    Raises:
+        AuthError: a wrong secret, or too many failures (the message says how long to wait).
+    """
+    now = time.time() if now is None else now
+    seen = signins.reserve(db, client, now - WINDOW_S, now, mine=MAX_PER_CLIENT,
+                           everyone=MAX_IN_ALL)
+    if seen.mine >= MAX_PER_CLIENT:
+        raise AuthError(f"too many failed sign-ins from your address ({seen.mine} in "
+                        f"{WINDOW_S // 60} minutes); try again in "
+                        f"{_minutes((seen.my_oldest or now) + WINDOW_S - now)}")
+    if seen.everyone >= MAX_IN_ALL:
+        raise AuthError(f"researcher sign-in is paused after {seen.everyone} failed attempts "
+                        f"in {WINDOW_S // 60} minutes; try again in "
+                        f"{_minutes((seen.oldest or now) + WINDOW_S - now)} (on the server, "
+                        "`python -m concord reset-secret` lifts the pause)")
+    if not secret.matches(given):
         raise AuthError("wrong researcher secret")
+    signins.forget(db, client)
     return User(name="researcher", role="researcher")
 
 
-def fingerprint(secret: str) -> str:
-    """A digest of the researcher secret kept in a session (never the secret itself)."""
-    return hashlib.sha256(secret.strip().encode()).hexdigest()
+def clear_failures(db: Database) -> int:
+    """Forget every failed sign-in (a new secret lifts a pause); returns how many."""
+    return signins.clear(db)
 
 
-def check_fingerprint(kept: str, secret: str) -> None:
-    """AuthError unless a session's fingerprint still matches the secret in force."""
-    if not kept or not hmac.compare_digest(kept, fingerprint(secret)):
+def _minutes(seconds: float) -> str:
+    minutes = max(1, math.ceil(seconds / 60))
+    return f"{minutes} minute{'s' if minutes > 1 else ''}"
+
+
+def check_version(kept: str, secret: Secret) -> None:
+    """AuthError unless a session's :attr:`Secret.version` is the secret in force."""
+    if not kept or not hmac.compare_digest(kept, secret.version):
         raise AuthError("the researcher secret has changed; sign in again")
 
 

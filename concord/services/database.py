@@ -7,7 +7,9 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-from concord.store.db import open_db
+from concord.store.db import DatabaseBusy, open_db
+
+__all__ = ["DatabaseBusy", "open_database"]  # DatabaseBusy: a write waited too long
 
 
 def open_database(path: str | Path, *, migrate: bool = True,

@@ -19,6 +19,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from concord import atomic
+from concord.errors import ConcordError
 from concord.store import runs as run_store
 from concord.store.db import dumps, now, open_db, transaction
 from concord.store.scores import ScoreRow, ScoringItem, write_scores
@@ -55,6 +57,9 @@ class FileSink:
     """Rows appended to a JSONL score file; counts still go to the (local) database."""
 
     def __init__(self, db: Database, path: Path, items: list[ScoringItem]) -> None:
+        if path.is_dir():
+            raise ConcordError(f"cannot write {path}: it is a folder")
+        atomic.refuse_special(path)  # appended to and read back: a regular file only
         self.db, self.path = db, path
         self.keys = {it.image_id: (it.prompt_id, it.model, it.sample) for it in items}
         self.by_key = {v: k for k, v in self.keys.items()}

@@ -24,7 +24,7 @@ from sqlite_utils import Database
 from concord import atomic
 from concord.errors import ConcordError
 from concord.store import guard, report_cache
-from concord.store.db import open_db, transaction
+from concord.store.db import DB_FILE_MODE, open_db, transaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +71,9 @@ def backup(db: Database, target: Path) -> Contents:
     source = Path(db.conn.execute("PRAGMA database_list").fetchone()[2])
     if target.exists() and source.exists() and os.path.samefile(target, source):
         raise ConcordError(f"cannot back up {source} onto itself; name another file")
-    with atomic.replacing(target) as tmp:
+    with atomic.replacing(target) as tmp:  # refuses a pipe or device at target
+        # A new backup is private like the database (a replaced one keeps its mode).
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, DB_FILE_MODE))
         copy = sqlite3.connect(tmp)
         try:
             db.conn.backup(copy)  # pages=-1: every page in one step, one consistent snapshot
@@ -107,15 +109,6 @@ def safety_copy_path(db_path: Path) -> Path:
     return db_path.with_name(f"{db_path.name}.before-restore-{stamp}")
 
 
-def restore_into(db: Database, source: sqlite3.Connection, label: str) -> None:
-    """Replace every page of the live database ``db`` with those of ``source``."""
-    try:
-        source.backup(db.conn)
-    except sqlite3.Error as exc:  # e.g. page sizes differ while the target is in WAL mode
-        raise ConcordError(f"restore from {label} failed, the database is unchanged: "
-                           f"{exc}") from exc
-
-
 @dataclass(frozen=True, slots=True)
 class Restored:
     """What a restore replaced, with what, and where the replaced database was kept."""
@@ -129,35 +122,35 @@ def restore(db_path: Path, source_path: Path, *, confirm: bool) -> Restored:
     """Replace the database at ``db_path`` with the backup ``source_path``.
 
     Without ``confirm`` nothing is changed: ConcordError says what would be replaced.
-    With it, the current database is first backed up beside itself
-    (:func:`safety_copy_path`), then overwritten and upgraded to this version's schema.
+    With it, the backup is first copied beside the database and upgraded to this
+    version's schema (raters never meet an older schema); then, under SQLite's write lock
+    held from before the safety copy (:func:`safety_copy_path`) until the last page is
+    written, the database as it was is copied and replaced (concord.store.swap). A rating
+    saved before the lock is in the safety copy, one saved after it in the restored
+    database; raters' writes wait meanwhile (``concord.store.db.BUSY_TIMEOUT_MS``).
     """
+    from concord.store import swap  # imports this module (backup, safety_copy_path)
+
     db_path, source_path = Path(db_path), Path(source_path)
     if db_path.exists() and source_path.exists() and os.path.samefile(db_path, source_path):
         raise ConcordError(f"{source_path} is the database itself; name a backup file")
     source = open_backup(source_path)
-    db = None
     try:
         after = contents(source)
-        db = open_db(db_path)
-        before = contents(db.conn)
-        if not confirm:
-            raise ConcordError(
-                f"restore would replace everything in {db_path} ({before}) with {source_path}"
-                f" ({after}); add --yes to confirm (a copy of the current database is kept)")
-        safety = safety_copy_path(db_path)
-        backup(db, safety)
-        seen = report_cache.changes(db.conn)
-        restore_into(db, source, str(source_path))
+        live = open_db(db_path, migrate=False, check_schema=False)  # replaced whole
+        try:
+            before = contents(live.conn)
+            if not confirm:
+                raise ConcordError(
+                    f"restore would replace everything in {db_path} ({before}) with "
+                    f"{source_path} ({after}); add --yes to confirm (a copy of the current "
+                    "database is kept)")
+            with swap.upgraded_copy(source, db_path, f"backup {source_path}") as copy:
+                safety, seen = swap.swap_in(live, copy, db_path, str(source_path))
+            with transaction(live):  # the dashboard never takes it for a database it saw
+                report_cache.raise_changes(live, seen)
+        finally:
+            live.close()
     finally:
         source.close()
-        if db is not None:
-            db.close()
-    restored = open_db(db_path)  # upgrades a backup taken by an older Concord
-    try:
-        with transaction(restored):  # the dashboard never takes it for a database it saw
-            report_cache.raise_changes(restored, seen)
-    finally:
-        restored.close()
     return Restored(before, after, safety)
-

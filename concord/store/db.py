@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import os
 import sqlite3
 import stat
 import threading
@@ -15,6 +16,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from concord.errors import ConcordError
 from concord.store import guard
 from concord.store.migrations import migrations
 
@@ -31,9 +33,19 @@ _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 # some threads when many write back to back. Queueing this process's writers on a lock
 # first makes them take turns (the busy timeout still covers other processes).
 _WRITE_LOCK = threading.Lock()
+# A new database file (and so its -wal and -shm, which SQLite creates with the database's
+# mode) is readable by its owner only: it holds raters' names and every rating.
+DB_FILE_MODE = 0o600
 
 
-def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool = True) -> Database:
+class DatabaseBusy(ConcordError, sqlite3.OperationalError):
+    """A write waited :data:`BUSY_TIMEOUT_MS` for the lock (a restore or another long
+    writer held it); nothing was written, and trying again later is safe. Also an
+    ``OperationalError``, as SQLite's own "database is locked" was before."""
+
+
+def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool = True,
+            check_schema: bool = True) -> Database:
     """Open (and create or upgrade) the Concord database at ``path``.
 
     Open one per script run or thread: a ``sqlite3`` connection must not cross threads.
@@ -43,6 +55,8 @@ def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool =
         migrate: apply pending migrations.
         check_same_thread: False lets the connection be closed from another thread (the
             app closes the previous script run's connection; runs never overlap).
+        check_schema: False skips comparing the schema with this version's (``restore``
+            replaces a database changed by hand; with ``migrate=False`` only).
 
     Returns:
         A sqlite-utils ``Database`` with WAL, foreign keys and a busy timeout set.
@@ -52,12 +66,11 @@ def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool =
             Concord wrote it; the file is left unchanged.
     """
     if str(path) != ":memory:":
-        _refuse_special_file(Path(path))
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        _prepare_file(Path(path))
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
                            check_same_thread=check_same_thread)
     try:  # before anything below writes to the file
-        guard.check_before_open(conn, str(path))
+        guard.check_before_open(conn, str(path), schema=check_schema or migrate)
     except guard.DatabaseRefused:
         conn.close()
         raise
@@ -75,6 +88,12 @@ def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool =
     return db
 
 
+def _prepare_file(path: Path) -> None:
+    _refuse_special_file(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _create_private(path)
+
+
 def _refuse_special_file(path: Path) -> None:
     """A pipe or device as --db would block or be damaged; a folder fails in sqlite3."""
     try:
@@ -83,6 +102,17 @@ def _refuse_special_file(path: Path) -> None:
         return  # missing (created below) or unreadable (sqlite3 names the error)
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         raise guard.DatabaseRefused(f"database {path} is not a regular file")
+
+
+def _create_private(path: Path) -> None:
+    """Create a missing database file with :data:`DB_FILE_MODE` before SQLite opens it
+    (SQLite would create it with 0644 less the umask); an existing file keeps its mode."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, DB_FILE_MODE))
+    except FileExistsError:
+        pass
+    except OSError:
+        return  # an unwritable folder: sqlite3 names the error when it opens the file
 
 
 @contextlib.contextmanager
@@ -127,8 +157,13 @@ def _begin_immediate(conn: sqlite3.Connection) -> None:
                 conn.execute("BEGIN IMMEDIATE")
                 return
             except sqlite3.OperationalError as exc:
-                if not _busy(exc) or time.monotonic() >= deadline:
+                if not _busy(exc):
                     raise
+                if time.monotonic() >= deadline:
+                    raise DatabaseBusy(
+                        f"the database has been busy for {BUSY_TIMEOUT_MS / 1000:g} s (a "
+                        "researcher may be restoring a backup); nothing was saved, please "
+                        "try again in a minute") from exc
             _LAST.retries += 1
             time.sleep(delay)
             delay = min(delay * 2, RETRY_MAX_S)

@@ -30,13 +30,20 @@ from sqlite_utils import Database
 
 from concord.store.db import now
 
-# Not fingerprinted: the cache itself and the counter (part of the fingerprint directly).
-_OWN = ("report_cache", "data_changes")
+# Not fingerprinted: the cache itself, the counter (part of the fingerprint directly) and
+# failed sign-ins (no report reads them; a wrong secret typed must not recompute reports).
+_OWN = ("report_cache", "data_changes", "signin_failures")
 _OPS = ("UPDATE", "DELETE")
 # Entries kept (newest first); a report of a million ratings is about 1 MB compressed.
 KEEP = 16
 # A cache write waits this long for another writer, then gives up (the report is printed).
 _WRITE_WAIT_MS = 250
+# The largest change counter trusted. The triggers add one per changed row, so no database
+# gets near it (2**62 changes at a million a second take 146,000 years); a counter above it
+# was typed by hand or came in a doctored backup, and near 2**63 SQLite turns n + 1 into a
+# float that no longer grows, which would freeze every fingerprint. Above it the database
+# has no fingerprint (nothing cached, nothing served) until a restore resets the counter.
+MAX_CHANGES = 1 << 62
 
 _SCHEMA = """
 CREATE TABLE data_changes (
@@ -87,7 +94,7 @@ def fingerprint(db: Database) -> str | None:
         f"SELECT (SELECT COUNT(*) FROM \"{t}\"), (SELECT MAX(rowid) FROM \"{t}\")"
         for t in tables)
     counter = db.execute("SELECT n FROM data_changes WHERE id = 1").fetchone()
-    if counter is None:  # the counter's row deleted by hand: changes would go unseen
+    if counter is None or _bounded(counter[0]) is None:  # deleted, or out of bounds
         return None
     try:
         rows = db.execute(counts).fetchall() if tables else []
@@ -99,19 +106,27 @@ def fingerprint(db: Database) -> str | None:
 
 
 def changes(conn: sqlite3.Connection) -> int:
-    """The change counter ``data_changes.n``; 0 for a database without it."""
+    """The change counter ``data_changes.n``; 0 for a database without it or with a
+    counter that is not a whole number from 0 to :data:`MAX_CHANGES`."""
     try:
         row = conn.execute("SELECT n FROM data_changes WHERE id = 1").fetchone()
     except sqlite3.Error:
         return 0
-    return int(row[0]) if row else 0
+    return (_bounded(row[0]) or 0) if row else 0
 
 
 def raise_changes(db: Database, above: int) -> None:
     """Put the counter above both its own value and ``above`` (in the caller's
     transaction): after a restore, the restored counts plus a later change could otherwise
-    repeat a fingerprint that a running dashboard saw before the restore."""
-    db.execute("UPDATE data_changes SET n = MAX(n, ?) + 1 WHERE id = 1", [above])
+    repeat a fingerprint that a running dashboard saw before the restore. A counter out of
+    bounds counts as 0 (such a database had no fingerprint to repeat), so the result is
+    at most :data:`MAX_CHANGES` + 1."""
+    db.execute("UPDATE data_changes SET n = ? WHERE id = 1",
+               [max(changes(db.conn), _bounded(above) or 0) + 1])
+
+
+def _bounded(n: object) -> int | None:
+    return n if isinstance(n, int) and 0 <= n <= MAX_CHANGES else None
 
 
 def get(db: Database, key: str, fp: str) -> bytes | None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import streamlit as st
 from sqlite_utils import Database
 
-from concord.config import Settings
 from concord.errors import AuthError
 from concord.services import crowd
 from concord.ui import session
@@ -46,19 +45,6 @@ def proofs() -> list[str]:
     return [v for k, v in st.context.cookies.to_dict().items() if k.startswith(SEAT) and v]
 
 
-def client_address(settings: Settings) -> str | None:
-    """The visitor's address: the connection's, or behind a trusted proxy the last entry
-    of X-Forwarded-For (earlier entries are whatever the client sent)."""
-    if settings.trust_proxy:
-        forwarded = [a.strip() for a in
-                     ",".join(st.context.headers.get_all("X-Forwarded-For")).split(",")
-                     if a.strip()]
-        if forwarded:
-            return forwarded[-1]
-    address = st.context.ip_address
-    return address if isinstance(address, str) else None
-
-
 def join(db: Database) -> str:
     """Sign up (or come back) through the study link in the URL; the URL becomes the
     rater's own link (``?token=…``), so a reload works. Stops the page with one message
@@ -66,7 +52,7 @@ def join(db: Database) -> str:
     params = st.query_params.to_dict()
     try:
         joined = crowd.join(db, params.get("join", ""), params, proof=proofs(),
-                            client=client_address(session.settings()))
+                            client=session.client_address())
     except crowd.PreviewError as exc:
         st.info(_sentence(exc))
         st.stop()

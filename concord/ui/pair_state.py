@@ -33,8 +33,9 @@ def current_item(study: str, rater_id: int) -> pairs.PairItem | None:
     db = session.db()
     edit = st.session_state.get(EDIT)
     try:
-        item = (pairs.open_pair(db, study, rater_id, edit) if edit is not None
-                else pairs.next_pair(db, study, rater_id))
+        item = session.fetch_or_stop(
+            lambda: pairs.open_pair(db, study, rater_id, edit) if edit is not None
+            else pairs.next_pair(db, study, rater_id))
     except GateError:
         return None  # the session is over (skips, failed checks): the end screen shows
     st.session_state[ITEM] = item

@@ -34,8 +34,9 @@ def current_set(study: str, rater_id: int) -> ranking.RankSet | None:
     db = session.db()
     edit = st.session_state.get(EDIT)
     try:
-        found = (ranking.open_set(db, study, rater_id, edit) if edit is not None
-                 else ranking.next_set(db, study, rater_id))
+        found = session.fetch_or_stop(
+            lambda: ranking.open_set(db, study, rater_id, edit) if edit is not None
+            else ranking.next_set(db, study, rater_id))
     except GateError:
         return None  # the session is over (skips, failed checks): the end screen shows
     st.session_state[SET] = found

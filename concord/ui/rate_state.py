@@ -88,8 +88,9 @@ def current_item(study: str, rater_id: int) -> rating.Item | None:
     db = session.db()
     edit = st.session_state.get(EDIT)
     try:
-        item = (rating.open_item(db, study, rater_id, edit) if edit is not None
-                else rating.next_item(db, study, rater_id))
+        item = session.fetch_or_stop(
+            lambda: rating.open_item(db, study, rater_id, edit) if edit is not None
+            else rating.next_item(db, study, rater_id))
     except GateError:
         return None  # the session is over (skips, failed checks): the end screen shows
     if item is not None and item.rubric is not None:

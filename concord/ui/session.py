@@ -10,22 +10,24 @@ import dataclasses
 import importlib
 import threading
 import urllib.parse
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import streamlit as st
 from sqlite_utils import Database
 
 from concord.config import Settings
 from concord.errors import AuthError
-from concord.services import auth
+from concord.services import auth, secret
 from concord.services.auth import User
-from concord.services.database import open_database
+from concord.services.database import DatabaseBusy, open_database
 
 USER = "concord_user"
 TOKEN = "concord_token"  # noqa: S105 - a session-state key, not a secret
 STUDY = "concord_study"
 SECRET_PRINT = "concord_secret_print"  # noqa: S105 - a session-state key
 _DB = "_concord_db"
+T = TypeVar("T")
 FLASH = "concord_flash"
 
 
@@ -130,17 +132,17 @@ def still_allowed() -> bool:
         if token:
             auth.user_for_token(db(), token)
         elif u.is_researcher:
-            auth.check_fingerprint(st.session_state.get(SECRET_PRINT, ""), current_secret())
-    except AuthError:
+            auth.check_version(st.session_state.get(SECRET_PRINT, ""), current_secret())
+    except (AuthError, secret.SecretError):
         for key in (USER, TOKEN, SECRET_PRINT):
             st.session_state.pop(key, None)
         return False
     return True
 
 
-def current_secret() -> str:
-    """The researcher secret in force now."""
-    return auth.admin_secret(settings())
+def current_secret() -> secret.Secret:
+    """The researcher secret in force now (SecretError when none is usable)."""
+    return secret.current(settings())
 
 
 def require_researcher() -> User:
@@ -158,6 +160,38 @@ def current_study(names: tuple[str, ...] | list[str]) -> str | None:
     if chosen in names:
         return chosen
     return names[0] if names else None
+
+
+_LOOPBACK = frozenset({"127.0.0.1", "::1"})
+
+
+def client_address() -> str | None:
+    """The visitor's address (sign-in limits, crowd join limits): the connection's, or
+    behind a proxy the last entry of X-Forwarded-For, the one the proxy added (earlier
+    entries are whatever the client sent). A proxy is trusted on this host (a loopback
+    peer, docs/scale.md) or anywhere with ``CONCORD_TRUST_PROXY=1``. None when no browser
+    is behind this run."""
+    ip = st.context.ip_address
+    ip = ip if isinstance(ip, str) and ip else None
+    if ip in _LOOPBACK or settings().trust_proxy:
+        forwarded = [a.strip() for a in
+                     ",".join(st.context.headers.get_all("X-Forwarded-For")).split(",")
+                     if a.strip()]
+        if forwarded:
+            return forwarded[-1][:100]
+    return ip
+
+
+def fetch_or_stop(fetch: Callable[[], T]) -> T:
+    """``fetch()`` (a rater screen's next item, which writes its lease); when the database
+    stayed busy past its timeout (a researcher restoring a backup), one line for the rater
+    and the run stops, instead of a traceback. The next click or a reload tries again."""
+    try:
+        return fetch()
+    except DatabaseBusy as exc:
+        st.warning(f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
+        st.stop()
+        raise  # st.stop() raises; this line is never reached
 
 
 def flash(message: str, kind: str = "success") -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 from sqlite_utils import Database
 
-from concord.errors import AuthError
-from concord.services import auth, onboarding, studies
+from concord.errors import AuthError, ConcordError
+from concord.services import auth, onboarding, secret, studies
 from concord.ui import crowd_join, onboarding_view, session
 
 
@@ -53,17 +53,25 @@ def onboarding_stage(db: Database, user: auth.User) -> str:
     return onboarding.stage(db, study, user.rater_id)
 
 
-def sign_in_researcher(db: Database, given: str) -> bool:
-    """Check the researcher secret; on success the session becomes a researcher's."""
-    secret = auth.admin_secret(session.settings())
+def sign_in_researcher(db: Database, given: str) -> str | None:
+    """Check the researcher secret; on success the session becomes a researcher's and
+    None is returned, else the message to show (wrong, too many attempts, no usable
+    secret configured)."""
     try:
-        user = auth.check_admin(given, secret)
-    except AuthError:
-        return False
+        found = secret.current(session.settings())
+        user = auth.sign_in_researcher(db, found, given, session.client_address() or "unknown")
+    except secret.SecretError as exc:
+        return f"Researcher sign-in is not available: {exc}."
+    except AuthError as exc:  # "Wrong researcher secret.", "Too many failed sign-ins..."
+        text = str(exc)
+        return f"{text[:1].upper()}{text[1:]}."
+    except ConcordError as exc:  # the database busy or not writable: nothing was checked
+        return f"Sign-in is not possible right now: {exc}."
     st.session_state[session.USER] = auth.User(
         name=user.name, role=user.role, studies=tuple(studies.names(db)))
-    st.session_state[session.SECRET_PRINT] = auth.fingerprint(secret)
-    return True
+    st.session_state[session.SECRET_PRINT] = found.version
+    return None
+
 
 
 def sign_out() -> None:

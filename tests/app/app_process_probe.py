@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 FORBIDDEN = ("torch", "transformers", "evaluators")
-SECRET = "probe-secret"  # a throw-away admin secret for this run
+SECRET = "probe-secret-for-one-run"  # a throw-away admin secret for this run
 
 
 def registered_pages(app: Path) -> list[str]:

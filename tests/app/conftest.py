@@ -53,7 +53,7 @@ def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A database (CONCORD_DB) with study 'ui' (both protocols, 3 prompts × 3 models)."""
     db_path = tmp_path / "app.db"
     monkeypatch.setenv("CONCORD_DB", str(db_path))
-    monkeypatch.setenv("CONCORD_ADMIN_SECRET", "letmein")
+    monkeypatch.setenv("CONCORD_ADMIN_SECRET", "letmein-test-secret-7Qx9")
     manifest = make_folder_study(tmp_path / "ui", prompts=3, models=("alpha", "beta", "gamma"),
                                  protocol="both", k=2)
     db = open_db(db_path)

@@ -19,7 +19,7 @@ SC_IDS = ["most_requirements", "high_level_match", "low_level_match"]
 def checklist_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     db_path = tmp_path / "app.db"
     monkeypatch.setenv("CONCORD_DB", str(db_path))
-    monkeypatch.setenv("CONCORD_ADMIN_SECRET", "letmein")
+    monkeypatch.setenv("CONCORD_ADMIN_SECRET", "letmein-test-secret-7Qx9")
     manifest = make_folder_study(tmp_path / "cl", prompts=2, models=("alpha", "beta"), k=1,
                                  extra="rubric: imagenhub-text-to-image\nchecklist: true\n")
     db = open_db(db_path)

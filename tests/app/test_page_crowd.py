@@ -21,7 +21,7 @@ PID = "5f1a2b3c4d5e6f7a8b9c0d1e"
 def crowd_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     db_path = tmp_path / "app.db"
     monkeypatch.setenv("CONCORD_DB", str(db_path))
-    monkeypatch.setenv("CONCORD_ADMIN_SECRET", "letmein")
+    monkeypatch.setenv("CONCORD_ADMIN_SECRET", "letmein-test-secret-7Qx9")
     db = open_db(db_path)
     studies.import_manifest(db, make_crowd_study(tmp_path / "crowd", quota=2, threshold=1.0))
     link = crowd.create_link(db, "crowd", "http://x", codes={"completion_code": "DONE42",
@@ -117,7 +117,7 @@ def test_researcher_creates_a_link_and_sees_who_failed(crowd_env):
     fail.button(key="practice_next").click().run()
     answer(fail, 2.0, 2.0)
     at = AppTest.from_file(APP, default_timeout=60).run()
-    at.text_input(key="admin_secret").input("letmein")
+    at.text_input(key="admin_secret").input("letmein-test-secret-7Qx9")
     at.button[0].click().run()
     at.switch_page("pages/raters.py").run()
     assert not at.exception, at.exception
@@ -171,7 +171,7 @@ def test_practice_shows_each_images_own_rubric(tmp_path, monkeypatch):
 
     db_path = tmp_path / "app.db"
     monkeypatch.setenv("CONCORD_DB", str(db_path))
-    monkeypatch.setenv("CONCORD_ADMIN_SECRET", "letmein")
+    monkeypatch.setenv("CONCORD_ADMIN_SECRET", "letmein-test-secret-7Qx9")
     root = tmp_path / "dims"
     manifest = make_folder_study(root, prompts=4, models=("m1", "m2"), k=3,
                                  extra="gold: gold.csv\nrubrics:\n  count: likert-5\n"

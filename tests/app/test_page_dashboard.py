@@ -15,7 +15,7 @@ from tests.foundation_helpers import seed_study
 
 def researcher_dashboard() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60).run()
-    at.text_input(key="admin_secret").input("letmein")
+    at.text_input(key="admin_secret").input("letmein-test-secret-7Qx9")
     at.button[0].click().run()
     return at.switch_page("pages/dashboard.py").run()
 

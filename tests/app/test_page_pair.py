@@ -20,7 +20,7 @@ def pair_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Study 'pw': protocol pair, 2 prompts × 3 models = 6 pairs, k = 2; raters ann, ben."""
     db_path = tmp_path / "app.db"
     monkeypatch.setenv("CONCORD_DB", str(db_path))
-    monkeypatch.setenv("CONCORD_ADMIN_SECRET", "letmein")
+    monkeypatch.setenv("CONCORD_ADMIN_SECRET", "letmein-test-secret-7Qx9")
     db = open_db(db_path)
     studies.import_manifest(db, make_folder_study(tmp_path / "pw", prompts=2, models=MODELS,
                                                   protocol="pair", k=2))

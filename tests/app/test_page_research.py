@@ -13,7 +13,7 @@ from tests.helpers import make_folder_study
 
 def researcher(page: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60).run()
-    at.text_input(key="admin_secret").input("letmein")
+    at.text_input(key="admin_secret").input("letmein-test-secret-7Qx9")
     at.button[0].click().run()
     at.switch_page(page).run()
     assert not at.exception, at.exception

@@ -46,7 +46,8 @@ def start_server(db_path: Path, tmp: Path,
                  env_extra: dict | None = None) -> tuple[str, subprocess.Popen]:
     """Start `streamlit run app.py` on a free port against ``db_path``."""
     port = _free_port()
-    env = {**os.environ, "CONCORD_DB": str(db_path), "CONCORD_ADMIN_SECRET": "letmein",
+    env = {**os.environ, "CONCORD_DB": str(db_path),
+           "CONCORD_ADMIN_SECRET": "letmein-test-secret-7Qx9",
            "CONCORD_BASE_URL": f"http://127.0.0.1:{port}", **(env_extra or {})}
     log = (tmp / f"streamlit-{port}.log").open("w")
     proc = subprocess.Popen(

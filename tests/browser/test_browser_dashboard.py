@@ -27,7 +27,7 @@ def server(tmp_path: Path):
 
 def test_researcher_sees_leaderboard_and_agreement(server, page):
     page.goto(server["url"])
-    page.locator('[data-testid="stTextInputField"]').first.fill("letmein")
+    page.locator('[data-testid="stTextInputField"]').first.fill("letmein-test-secret-7Qx9")
     page.get_by_role("button", name="Sign in").click()
     page.get_by_text("Agreement dashboard").first.wait_for(timeout=30_000)
     page.get_by_text("Best on").wait_for(timeout=30_000)
@@ -50,7 +50,7 @@ def test_export_page_downloads_a_file_built_on_click(server, page, tmp_path):
     from concord.services import downloads
 
     page.goto(server["url"])
-    page.locator('[data-testid="stTextInputField"]').first.fill("letmein")
+    page.locator('[data-testid="stTextInputField"]').first.fill("letmein-test-secret-7Qx9")
     page.get_by_role("button", name="Sign in").click()
     page.get_by_text("Agreement dashboard").first.wait_for(timeout=30_000)
     page.get_by_role("link", name="Export").click()
@@ -72,7 +72,7 @@ def test_a_download_of_a_study_deleted_meanwhile_says_so(server, page, tmp_path)
     from concord.services import studies
 
     page.goto(server["url"])
-    page.locator('[data-testid="stTextInputField"]').first.fill("letmein")
+    page.locator('[data-testid="stTextInputField"]').first.fill("letmein-test-secret-7Qx9")
     page.get_by_role("button", name="Sign in").click()
     page.get_by_text("Agreement dashboard").first.wait_for(timeout=30_000)
     page.get_by_role("link", name="Export").click()

@@ -36,7 +36,7 @@ def _choose(page, label: str, option: str) -> None:
 
 def test_researcher_starts_a_run_and_sees_it_done(server, page):
     page.goto(server["url"])
-    page.locator('[data-testid="stTextInputField"]').first.fill("letmein")
+    page.locator('[data-testid="stTextInputField"]').first.fill("letmein-test-secret-7Qx9")
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("link", name="Metrics").click()
     page.get_by_text("Start run").wait_for(timeout=60_000)

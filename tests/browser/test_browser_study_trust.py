@@ -223,7 +223,7 @@ def test_invite_links_point_where_the_server_listens(tmp_path, page):
     url, proc = start_server(db_path, tmp_path, env_extra={"CONCORD_BASE_URL": ""})
     try:
         page.goto(url)
-        page.locator("input[type=password]").fill("letmein")
+        page.locator("input[type=password]").fill("letmein-test-secret-7Qx9")
         page.get_by_role("button", name="Sign in").click()
         page.get_by_role("link", name="Raters").click()
         page.get_by_label("Names, one per line").fill("ana")

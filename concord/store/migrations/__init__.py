@@ -4,17 +4,25 @@ Never edit a migration that has shipped; add a new one. Ratings and rankings are
 append-only: a change is a new revision, and the current value is a view.
 
 The migrations live in this package's modules (:mod:`.initial`, :mod:`.core`,
-:mod:`.metrics`, :mod:`.branches`, :mod:`.integrity`, :mod:`.labels`); ``migrations``
-below registers them in the order they are applied. Databases record the names of the
-migrations applied to them, so a shipped migration is never renamed, reordered or edited: a
-new one goes at the end of ``_STEPS``.
+:mod:`.metrics`, :mod:`.branches`, :mod:`.hardening`, :mod:`.integrity`,
+:mod:`.labels`); ``migrations`` below registers them in the order they are applied.
+Databases record the names of the migrations applied to them, so a shipped migration
+is never renamed, reordered or edited: a new one goes at the end of ``_STEPS``.
 """
 
 from __future__ import annotations
 
 from sqlite_utils import Migrations
 
-from concord.store.migrations import branches, core, initial, integrity, labels, metrics
+from concord.store.migrations import (
+    branches,
+    core,
+    hardening,
+    initial,
+    integrity,
+    labels,
+    metrics,
+)
 
 migrations = Migrations("concord")
 
@@ -35,6 +43,7 @@ _STEPS = (
     branches.m801_rating_checklists,
     branches.m901_adjudications,
     branches.m1001_report_cache,
+    hardening.m1101_signin_failures,
     integrity.m1201_crowd_integrity,
     labels.m1301_imported_labels,
 )
