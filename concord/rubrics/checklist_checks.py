@@ -34,6 +34,7 @@ def check_checklist(out: _Out, checklist: Any, criteria: list[Any],
                              f"rules, got {checklist!r}")
         return
     known = [c.get("key") for c in criteria if isinstance(c, Mapping)]
+    continuous = {c.get("key") for c in criteria if isinstance(c, Mapping) and "continuous" in c}
     ids: dict[str, str] = {}  # condition id -> where it is declared
     spare = iter(DEFAULT_CONDITION_KEYS)
     for name in [k for k in known if k in checklist] + [k for k in checklist if k not in known]:
@@ -41,6 +42,8 @@ def check_checklist(out: _Out, checklist: Any, criteria: list[Any],
         entry = checklist[name]
         if name not in known:
             out.add(where, f"no criterion {name!r} in this rubric (criteria: {known})")
+        elif name in continuous:
+            out.add(where, f"criterion {name!r} is continuous: a checklist derives a level")
         elif not isinstance(entry, Mapping):
             out.add(where, f"must be a mapping with conditions and derive, got {entry!r}")
         else:

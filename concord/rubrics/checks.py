@@ -23,24 +23,27 @@ COMBINE_METHODS = ("geometric_mean", "arithmetic_mean")
 
 # kind -> (required keys, optional keys). Keys in _TEXT must hold non-empty strings.
 _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "score": (
-        ("id", "title", "task", "source", "scale", "criteria"),
-        ("protocol", "inputs", "guide", "combine", "notes", "variant_of", "checklist"),
+    "score": (  # "scale" is required unless every criterion is continuous (check())
+        ("id", "title", "task", "source", "criteria"),
+        ("scale", "protocol", "inputs", "guide", "combine", "notes", "variant_of", "checklist"),
     ),
     "rank": (
         ("id", "title", "task", "source", "protocol", "criteria"),
         ("inputs", "guide", "notes"),
     ),
     "source": (("title",), ("url", "arxiv", "lineage", "notes")),
-    "criterion": (("key", "name", "definition", "levels"), ("keys", "aliases")),
+    "criterion": (("key", "name", "definition"), ("levels", "continuous", "keys", "aliases")),
+    "continuous": (("min", "max"), ("step", "min_label", "max_label")),
     "rank_criterion": (("key", "name", "definition"), ()),
     "level": (("value", "label", "description"), ()),
     "combine": (("method", "criteria"), ("description",)),
 }
-_RANK = frozenset({"scale", "combine", "levels", "keys", "checklist"})  # score-only keys
+_RANK = frozenset({"scale", "combine", "levels", "keys", "checklist", "continuous"})
 _NOT_TEXT = {"source", "scale", "criteria", "protocol", "inputs", "combine", "levels", "keys",
-             "aliases", "checklist"}
+             "aliases", "checklist", "continuous", "min", "max", "step"}
 _TEXT = {k for req, opt in _SPECS.values() for k in req + opt} - _NOT_TEXT - {"value", "method"}
+# A continuous scale is a grid of at most this many points (or any real number: no step).
+MAX_STEPS = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,9 @@ def check(data: Mapping[str, Any], path: Path) -> list[RubricProblem]:
         out.mapping("source", data["source"], "source")
     scale = None if rank or "scale" not in data else _check_scale(out, data["scale"])
     criteria = data.get("criteria")
+    if not rank and "scale" not in data and not _all_continuous(criteria):
+        out.add("scale", "missing required key (only a rubric whose criteria are all "
+                         "continuous has none)")
     if "criteria" in data and (not isinstance(criteria, list) or not criteria):
         out.add("criteria", f"must be a non-empty list, got {criteria!r}")
     used: dict[str, str] = {}  # casefolded keyboard key -> where it is bound
@@ -159,6 +165,11 @@ def check(data: Mapping[str, Any], path: Path) -> list[RubricProblem]:
         check_checklist(out, data["checklist"], criteria if isinstance(criteria, list) else [],
                         scale, _plain_keys(used, data["checklist"], criteria))
     return list(out)
+
+
+def _all_continuous(criteria: Any) -> bool:
+    return isinstance(criteria, list) and bool(criteria) and all(
+        isinstance(c, Mapping) and "continuous" in c for c in criteria)
 
 
 def _plain_keys(used: dict[str, str], checklist: Any, criteria: Any) -> dict[str, str]:
@@ -202,12 +213,40 @@ def _check_criteria(
         _check_aliases(out, criteria)
     for i, criterion in enumerate(criteria):
         where = f"criteria[{i}]"
-        if not isinstance(criterion, Mapping):
+        if not isinstance(criterion, Mapping) or rank:
             continue
-        if not rank and "levels" in criterion:
+        if "continuous" in criterion:
+            _check_continuous(out, where, criterion)
+            continue
+        if "levels" not in criterion:
+            out.add(f"{where}.levels", "missing required key (or 'continuous' for a slider)")
+        else:
             _check_levels(out, where, criterion["levels"], scale)
-        if not rank and scale is not None:
+        if scale is not None:
             _check_keyboard(out, where, criterion, keys_of(criterion, i, len(scale)), used)
+
+
+def _check_continuous(out: _Problems, where: str, criterion: Mapping[str, Any]) -> None:
+    """A continuous criterion: ``min < max``, a ``step`` > 0 (or ``any``) that fits the
+    range at most :data:`MAX_STEPS` times, no levels or keys (a slider has neither)."""
+    for key in ("levels", "keys"):
+        if key in criterion:
+            out.add(f"{where}.{key}", "not allowed with 'continuous' (a slider has no levels)")
+    spec = criterion["continuous"]
+    at = f"{where}.continuous"
+    if not out.mapping(at, spec, "continuous"):
+        return
+    low, high, step = spec.get("min"), spec.get("max"), spec.get("step", "any")
+    if not (_is_number(low) and _is_number(high)):
+        out.add(at, f"min and max must be finite numbers, got {low!r} and {high!r}")
+        return
+    if not low < high:
+        out.add(at, f"min must be below max, got {low!r} and {high!r}")
+    elif step != "any" and not (_is_number(step) and step > 0):
+        out.add(f"{at}.step", f"must be a number > 0 or 'any', got {step!r}")
+    elif step != "any" and (high - low) / step > MAX_STEPS:
+        out.add(f"{at}.step", f"{step!r} cuts {low:g}..{high:g} into more than "
+                              f"{MAX_STEPS:,} steps; use a larger step or 'any'")
 
 
 def _check_aliases(out: _Problems, criteria: list[Any]) -> None:

@@ -28,14 +28,59 @@ class Level:
 
 
 @dataclass(frozen=True)
+class Continuous:
+    """A continuous scale: any value from ``low`` to ``high``, on a grid of ``step`` (None:
+    any real number), with optional texts for both ends (a slider's anchors)."""
+
+    low: float
+    high: float
+    step: float | None = None
+    low_label: str = ""
+    high_label: str = ""
+
+    def accepts(self, value: float) -> bool:
+        """Whether ``value`` is on the scale (the step grid is checked to 1e-9 of a step,
+        so 0.1 + 0.2 counts as 0.3)."""
+        if not math.isfinite(value) or not self.low - _SLACK <= value <= self.high + _SLACK:
+            return False
+        if self.step is None:
+            return True
+        steps = (value - self.low) / self.step
+        return abs(steps - round(steps)) <= 1e-9 * max(1.0, abs(steps))
+
+    def text(self) -> str:
+        """The scale as ``--criteria`` writes it: ``0..100:0.1`` or ``0..1:any``."""
+        step = "any" if self.step is None else f"{self.step:g}"
+        return f"{self.low:g}..{self.high:g}:{step}"
+
+
+_SLACK = 1e-12  # float noise at the ends of a continuous scale
+
+
+@dataclass(frozen=True)
 class Criterion:
-    """What is judged (e.g. SC or PR). The criteria of rank rubrics have no levels."""
+    """What is judged (e.g. SC or PR). The criteria of rank rubrics have no levels; a
+    continuous criterion has none either (``continuous`` says what it accepts)."""
 
     key: str
     name: str
     definition: str
     levels: tuple[Level, ...] = ()
     aliases: tuple[str, ...] = ()  # other names in rating files (e.g. ImagenHub's PQ for PR)
+    continuous: Continuous | None = None
+
+    def accepts(self, value: float) -> bool:
+        """Whether ``value`` is a rating of this criterion: a level, or a point of its
+        continuous scale."""
+        if self.continuous is not None:
+            return self.continuous.accepts(value)
+        return value in self.values
+
+    def scale_text(self) -> str:
+        """The values a rating may take, for messages: ``[0, 0.5, 1]`` or ``0..100:0.1``."""
+        if self.continuous is not None:
+            return self.continuous.text()
+        return str([f"{v:g}" for v in self.values]).replace("'", "")
 
     @property
     def values(self) -> tuple[float, ...]:
@@ -237,12 +282,12 @@ def _build(data: Mapping[str, Any]) -> Rubric:
     for i, raw in enumerate(data["criteria"]):
         by_value = {level["value"]: level for level in raw.get("levels", [])}
         keys = keys_of(raw, i, len(scale)) or [None] * len(scale)
-        levels = tuple(
+        levels = () if "continuous" in raw else tuple(  # a slider has no levels
             Level(value, by_value[value]["label"], by_value[value]["description"], key)
             for value, key in zip(scale, keys, strict=True)
         )
         criteria.append(Criterion(raw["key"], raw["name"], raw["definition"], levels,
-                                  tuple(raw.get("aliases", ()))))
+                                  tuple(raw.get("aliases", ())), _continuous(raw)))
     combine = data.get("combine")
     texts = {key: data[key] for key in ("id", "title", "task", "guide", "notes") if key in data}
     return Rubric(
@@ -257,3 +302,13 @@ def _build(data: Mapping[str, Any]) -> Rubric:
         variant_of=data.get("variant_of"),
         checklists=checklists.build(data),
     )
+
+
+def _continuous(raw: Mapping[str, Any]) -> Continuous | None:
+    spec = raw.get("continuous")
+    if not isinstance(spec, Mapping):
+        return None
+    step = spec.get("step")
+    return Continuous(float(spec["min"]), float(spec["max"]),
+                      None if step in (None, "any") else float(step),
+                      str(spec.get("min_label", "")), str(spec.get("max_label", "")))

@@ -116,6 +116,8 @@ def _options(db: Database, study: study_store.Study, view: str, item_id: int,
     if view == "score":
         rubric = rubric_choice.rubric_for_image(db, study, item_id)
         found = next((c for c in rubric.criteria if c.key == criterion), None)
+        if found is not None and found.continuous is not None:
+            return [found.continuous.low, found.continuous.high]  # a slider's ends
         return list(found.values) if found is not None else []
     if view == "rank":
         return store.models_of_prompt(db, item_id)
@@ -175,8 +177,10 @@ def _checked(db: Database, study: study_store.Study, view: str, item_id: int,
         except (TypeError, ValueError):
             raise ConcordError(f"adjudicated {criterion} must be a number, got {value!r}"
                                ) from None
-        if number not in options:
-            raise ConcordError(f"{criterion} = {value!r} is not on the scale {options}")
+        found = rubric_choice.rubric_for_image(db, study, item_id).resolve(criterion)
+        if found is None or not found.accepts(number):
+            scale = options if found is None else found.scale_text()
+            raise ConcordError(f"{criterion} = {value!r} is not on the scale {scale}")
         return number
     if view == "rank":
         order = _ranking(value)

@@ -112,7 +112,8 @@ def _rubric(study: study_store.Study) -> list[str]:
         out.append(f"**{rubric.id}**: {rubric.title}\n")
         out += ["| criterion | definition | scale |", "|---|---|---|"]
         for c in rubric.criteria:
-            scale = "; ".join(f"{lv.value:g} = {lv.label}" for lv in c.levels)
+            scale = (f"continuous {c.scale_text()}" if c.continuous is not None else
+                     "; ".join(f"{lv.value:g} = {lv.label}" for lv in c.levels))
             out.append(f"| {c.key} | {_cell(c.definition)} | {_cell(scale)} |")
         out.append("")
     return out

@@ -79,6 +79,8 @@ def _annotations(rated: pd.DataFrame, rubric: Rubric | None, raters: dict[str, i
 def _result(criterion: str, value: float, rubric: Rubric | None) -> dict:
     found = next((c for c in rubric.criteria if c.key == criterion), None) if rubric else None
     base = {"from_name": criterion, "to_name": "image"}
+    if found is not None and found.continuous is not None:
+        return {**base, "type": "number", "value": {"number": value}}
     if found is not None and is_stars(found):
         return {**base, "type": "rating", "value": {"rating": int(value)}}
     return {**base, "type": "choices", "value": {"choices": [f"{value:g}"]}}
@@ -108,6 +110,12 @@ def labeling_config(rubric: Rubric) -> str:
              '  <Text name="prompt" value="$prompt"/>']
     for c in rubric.criteria:
         lines.append(f"  <Header value={quoteattr(f'{c.key}: {c.name}')}/>")
+        if c.continuous is not None:
+            step = "" if c.continuous.step is None else f' step="{c.continuous.step:g}"'
+            lines.append(f'  <Number name={quoteattr(c.key)} toName="image" '
+                         f'min="{c.continuous.low:g}" max="{c.continuous.high:g}"{step} '
+                         'required="true"/>')
+            continue
         if is_stars(c):
             lines.append(f'  <Rating name={quoteattr(c.key)} toName="image" '
                          f'maxRating="{len(c.values)}" required="true"/>')

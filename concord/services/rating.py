@@ -122,9 +122,9 @@ def check_values(rubric: Rubric, values: Mapping[str, float]) -> dict[str, float
     out: dict[str, float] = {}
     for key in expected:
         value = float(values[key])
-        if value not in rubric.criterion(key).values:
-            raise RatingError(f"{key} = {value:g} is not on the scale "
-                              f"{list(rubric.criterion(key).values)}")
+        criterion = rubric.criterion(key)
+        if not criterion.accepts(value):
+            raise RatingError(f"{key} = {value:g} is not on the scale {criterion.scale_text()}")
         out[key] = value
     return out
 

@@ -23,7 +23,7 @@ from sqlite_utils import Database
 
 from concord.errors import ConcordError, InputError, NotFoundError, Problem, ProblemLog
 from concord.importers import imagenhub_tsv, label_studio, ratings_csv
-from concord.services import label_import, rubric_choice, rubric_fit
+from concord.services import continuous_check, label_import, rubric_choice, rubric_fit
 from concord.services.import_phases import Timer, no_cyclic_gc
 from concord.services.label_import import LabelCounts, LabelPart
 from concord.services.rubric_choice import Choice
@@ -162,8 +162,13 @@ def _check(stage: Stage, study: study_store.Study | None, fmt: str, files: list[
 
     choice = _choose(study, fmt, files, given, groups_by)
     by_dim = bool(choice.rubrics.by_dimension)
-    groups = groups_by(by_dim)
     log = ProblemLog()
+    sliders = continuous_check.names(choice.rubrics)
+    if sliders:  # checked by range: their values are too many for the groups
+        continuous_check.check(stage, choice.rubrics, sid, files, log)
+        groups = _groups(stage, sid, by_dim, files[0], exclude=sliders)
+    else:
+        groups = groups_by(by_dim)
     renames = rubric_fit.check(choice.rubrics, groups, files, log)
     log.raise_if_any()
     if renames:
@@ -173,14 +178,20 @@ def _check(stage: Stage, study: study_store.Study | None, fmt: str, files: list[
     return choice
 
 
-def _groups(stage: Stage, study_id: int | None, by_dimension: bool, file: str) -> list[Group]:
-    if study_id is None or not by_dimension:
+def _groups(stage: Stage, study_id: int | None, by_dimension: bool, file: str,
+            exclude: list[str] | None = None) -> list[Group]:
+    if exclude:  # the groups of the other criteria (continuous ones are checked apart)
+        groups = stage.groups(study_id, by_dimension=by_dimension, limit=MAX_GROUPS + 1,
+                              exclude=exclude)
+    elif study_id is None or not by_dimension:
         groups = stage.tallied(by_dimension=by_dimension)  # the rows' own dimensions
     else:  # the study's prompts may have dimensions of their own
         groups = stage.groups(study_id, by_dimension=True, limit=MAX_GROUPS + 1)
-    if stage.overflow or len(groups) > MAX_GROUPS:
+    if (stage.overflow and not exclude) or len(groups) > MAX_GROUPS:
         raise InputError([Problem(file, f"more than {MAX_GROUPS} different (criterion, value)"
-                                        " pairs: these are not ratings on a scale",
+                                        " pairs: these are not ratings on a scale of levels;"
+                                        " for a continuous scale (a slider) declare it with"
+                                        " --criteria NAME=LOW..HIGH:STEP (or :any)",
                                   field="value")])
     return groups
 

@@ -11,12 +11,13 @@ task-specific ImagenHub rubrics to ``imagenhub-general``). Exactly one must rema
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 from concord.errors import InputError, Problem, ProblemLog
 from concord.importers.imagenhub_tsv import TASK_RUBRICS
-from concord.rubrics import Rubric
+from concord.rubrics import Criterion, Rubric
 from concord.rubrics.inline import MAX_LEVELS, is_key
 from concord.services import common
 from concord.services.rubric_choice import Choice, StudyRubrics, score_rubrics
@@ -40,16 +41,29 @@ def misfit(rubric: Rubric, seen: Observed) -> tuple[str, float | None, str] | No
         criterion = rubric.resolve(name)
         if criterion is None:
             return name, None, f"it has no criterion {name!r}"
-        off = sorted(values - set(criterion.values))
+        off = sorted(v for v in values if not criterion.accepts(v))
         if off:
             return name, off[0], (f"{off[0]:g} is not on its {criterion.key} scale "
-                                  f"{_levels(criterion.values)}")
+                                  f"{_scale(criterion)}")
     return None
 
 
-def _size(rubric: Rubric, seen: Observed) -> int:
+def _size(rubric: Rubric, seen: Observed) -> float:
+    """How many values the criteria used can take (a continuous one: its grid points, or
+    infinitely many): the tightest rubric fits the data best."""
     keys = {rubric.resolve(name).key for name in seen}  # type: ignore[union-attr]
-    return sum(len(rubric.criterion(k).values) for k in keys)
+    return sum(_values(rubric.criterion(k)) for k in keys)
+
+
+def _values(criterion: Criterion) -> float:
+    scale = criterion.continuous
+    if scale is None:
+        return len(criterion.values)
+    return math.inf if scale.step is None else (scale.high - scale.low) / scale.step + 1
+
+
+def _scale(criterion: Criterion) -> str:
+    return criterion.scale_text() if criterion.continuous else _levels(criterion.values)
 
 
 def infer(groups: Sequence[Group], files: Sequence[str]) -> Choice:
@@ -127,8 +141,9 @@ def _hint(seen: Observed) -> str:
     parts = []
     for name, values in sorted(seen.items()):
         ordered = sorted(values)
-        if len(ordered) > MAX_LEVELS:
-            return "NAME=LOW..HIGH (these values do not look like a rating scale)"
+        if len(ordered) > MAX_LEVELS:  # a slider, not levels
+            parts.append(f"{name}={ordered[0]:g}..{ordered[-1]:g}:any")
+            continue
         if len(ordered) < 2:
             parts.append(f"{name}=LOW..HIGH")
             continue
@@ -184,9 +199,9 @@ def check(rubrics: StudyRubrics, groups: Iterable[Group], files: Sequence[str],
             log.add(Problem(where[0], f"criterion {g.criterion!r} is not in rubric {rubric.id}"
                                       f" ({sorted(names)}){more}", row=g.line,
                             field="criterion"), times=g.rows)
-        elif g.value not in criterion.values:
+        elif not criterion.accepts(g.value):
             log.add(Problem(where[0], f"{g.value:g} is not on the {criterion.key} scale "
-                                      f"{_levels(criterion.values)} of rubric {rubric.id}{more}",
+                                      f"{_scale(criterion)} of rubric {rubric.id}{more}",
                             row=g.line, field="value"), times=g.rows)
         elif criterion.key != g.criterion:
             renames[(g.dimension, g.criterion)] = criterion.key

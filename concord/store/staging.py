@@ -167,12 +167,17 @@ class Stage:
         """Rows staged."""
         return int(self.db.execute("SELECT COUNT(*) FROM stage.s_rows").fetchone()[0])
 
-    def groups(self, study_id: int | None, *, by_dimension: bool, limit: int) -> list[Group]:
-        """(dimension, criterion, value) groups, at most ``limit`` (a scale has few values)."""
+    def groups(self, study_id: int | None, *, by_dimension: bool, limit: int,
+               exclude: Sequence[str] = ()) -> list[Group]:
+        """(dimension, criterion, value) groups, at most ``limit`` (a scale has few values),
+        leaving out the criteria named in ``exclude`` (continuous ones, checked apart)."""
         dim = _DIMENSION if by_dimension else "NULL"
+        names = ", ".join("?" * len(exclude))
+        where = f" WHERE s.criterion NOT IN ({names})" if exclude else ""
         sql = (f"SELECT {dim} AS d, s.criterion, s.value, COUNT(*), MIN(s.seq)"
-               " FROM stage.s_rows s GROUP BY d, s.criterion, s.value LIMIT :limit")
-        out = self.db.execute(sql, {"study": study_id, "limit": limit}).fetchall()
+               f" FROM stage.s_rows s{where} GROUP BY d, s.criterion, s.value LIMIT ?")
+        out = self.db.execute(sql.replace(":study", "?"), [
+            *([study_id] if by_dimension else []), *exclude, limit]).fetchall()
         where = self._where([r[4] for r in out])
         return [Group(d, c, v, n, *where[seq]) for d, c, v, n, seq in out]
 
@@ -186,6 +191,43 @@ class Stage:
             out.update((s, (f, ln)) for s, f, ln in self.db.execute(
                 f"SELECT seq, file, line FROM stage.s_rows WHERE seq IN ({marks})", part))
         return out
+
+    def off_scale(self, names: Sequence[str], scale: tuple[float, float, float | None],
+                  dimensions: tuple[Sequence[str], bool], study_id: int | None,
+                  limit: int) -> Found:
+        """Rows of the criteria ``names`` whose value is off a continuous scale (``low``,
+        ``high``, ``step``; the step grid to 1e-9 of a step): (file, line, criterion,
+        value). ``dimensions``: (the dimensions, whether rows must be in them or outside
+        them: a default rubric covers the dimensions without a rubric of their own)."""
+        low, high, step = scale
+        dims, inside = dimensions
+        off = "s.value < :low - 1e-12 OR s.value > :high + 1e-12"
+        if step is not None:
+            grid = "(s.value - :low) / :step"
+            off += f" OR abs({grid} - round({grid})) > 1e-9 * max(1.0, abs({grid}))"
+        marks = ", ".join(f":n{i}" for i in range(len(names)))
+        where = f"s.criterion IN ({marks}) AND ({off}){_in_dimensions(dims, inside)}"
+        args = {"low": low, "high": high, "step": step, "study": study_id, "limit": limit,
+                **{f"n{i}": n for i, n in enumerate(names)},
+                **{f"d{i}": d for i, d in enumerate(dims)}}
+        total = self.db.execute(f"SELECT COUNT(*) FROM stage.s_rows s WHERE {where}",
+                                args).fetchone()[0]
+        rows = self.db.execute(f"SELECT s.file, s.line, s.criterion, s.value FROM stage.s_rows"
+                               f" s WHERE {where} ORDER BY s.seq LIMIT :limit", args).fetchall()
+        return Found(int(total), rows)
+
+    def rename_in(self, name: str, key: str, dimensions: tuple[Sequence[str], bool],
+                  study_id: int | None) -> None:
+        """Store criterion ``name`` (an alias) as ``key`` in the rows of ``dimensions``
+        (as :meth:`off_scale` takes them)."""
+        dims, inside = dimensions
+        conn = self.db.conn
+        conn.execute("BEGIN")
+        conn.execute(f"UPDATE stage.s_rows AS s SET criterion = :key WHERE s.criterion = :name"
+                     f"{_in_dimensions(dims, inside)}",
+                     {"key": key, "name": name, "study": study_id,
+                      **{f"d{i}": d for i, d in enumerate(dims)}})
+        conn.execute("COMMIT")
 
     def rename_criteria(self, renames: Mapping[tuple[str | None, str], str], study_id: int | None,
                         *, by_dimension: bool) -> None:
@@ -291,3 +333,12 @@ class Stage:
     def raters(self) -> int:
         """How many distinct raters the staged rows name."""
         return int(self.db.execute("SELECT COUNT(*) FROM stage.s_raters").fetchone()[0])
+
+
+def _in_dimensions(dims: Sequence[str], inside: bool) -> str:
+    """SQL (`` AND …``): the row's dimension is one of ``dims`` (``inside``), or it is
+    none of them (a default rubric: every other row); the values bind as ``:d0``, …"""
+    if not dims:
+        return "" if not inside else " AND 0"
+    test = f"{_DIMENSION} IN ({', '.join(f':d{i}' for i in range(len(dims)))})"
+    return f" AND {test}" if inside else f" AND ({_DIMENSION} IS NULL OR NOT {test})"
