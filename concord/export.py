@@ -25,7 +25,7 @@ from concord.errors import ConcordError
 COLUMNS = [
     "study", "kind", "prompt_id", "prompt", "model", "sample", "rater", "criterion", "value",
     "rank", "position", "seconds", "time", "left_model", "right_model", "outcome", "display",
-    "dimension",
+    "dimension", "comment",
 ]
 FORMATS = ("csv", "jsonl", "parquet", "imagenhub", "checklist")
 # ``--format checklist``: one row per current rating x condition of a checklist study
@@ -39,13 +39,18 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def labels_frame(ratings: pd.DataFrame, rankings: pd.DataFrame,
-                 pairs: pd.DataFrame | None = None, *, display: str = "original") -> pd.DataFrame:
+                 pairs: pd.DataFrame | None = None, *, display: str = "original",
+                 comments: pd.DataFrame | None = None) -> pd.DataFrame:
     """Ratings, ranked images and pair judgments (``left_model``, ``right_model`` as shown,
-    ``outcome``) as one tidy frame with :data:`COLUMNS`; ``display`` fills its column."""
-    r = ratings.rename(columns={"created_at": "time"}).assign(kind="rating")
-    k = rankings.rename(columns={"created_at": "time"}).assign(kind="ranking")
-    j = (pairs if pairs is not None else pd.DataFrame()).rename(
-        columns={"created_at": "time"}).assign(kind="pair")
+    ``outcome``) as one tidy frame with :data:`COLUMNS`; ``display`` fills its column and
+    ``comments`` (``kind, key, criterion, rater, comment``: the key is the image id, the
+    prompt's id or the pair id) the ``comment`` column."""
+    r = _commented(ratings.rename(columns={"created_at": "time"}).assign(kind="rating"),
+                   comments, "rating", "image_id")
+    k = _commented(rankings.rename(columns={"created_at": "time"}).assign(kind="ranking"),
+                   comments, "ranking", "prompt_id")
+    j = _commented((pairs if pairs is not None else pd.DataFrame()).rename(
+        columns={"created_at": "time"}).assign(kind="pair"), comments, "pair", "pair_id")
     parts = [p for p in (r, k, j) if not p.empty]
     if not parts:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
@@ -55,6 +60,25 @@ def labels_frame(ratings: pd.DataFrame, rankings: pd.DataFrame,
             out[col] = np.nan
     out["display"] = display
     return out[COLUMNS]
+
+
+def _commented(frame: pd.DataFrame, comments: pd.DataFrame | None, kind: str,
+               key: str) -> pd.DataFrame:
+    """``frame`` with the ``comment`` of each row's label (matched on ``key``, the rater
+    and, but for ratings, the criterion)."""
+    if comments is None or frame.empty or key not in frame.columns:
+        return frame
+    part = comments[comments["kind"] == kind]
+    if part.empty:
+        return frame
+    on = [key, "rater"] + ([] if kind == "rating" else ["criterion"])
+    part = part.rename(columns={"key": key})[[*on, "comment"]]
+    part[key] = part[key].astype(frame[key].dtype)
+    part["rater"] = part["rater"].astype(str)
+    left = frame.assign(rater=frame["rater"].astype(str))
+    if kind != "rating":
+        left["criterion"] = left["criterion"].astype(str)
+    return left.merge(part, on=on, how="left")
 
 
 def neutralise(value: object) -> object:

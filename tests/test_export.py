@@ -63,7 +63,7 @@ def _norm(record: dict) -> dict:
         if key in NUMERIC:
             value = None if value in ("", None) or (isinstance(value, float) and math.isnan(
                 value)) else round(float(value), 6)
-        elif key in ("left_model", "right_model", "outcome") and value == "":
+        elif key in ("left_model", "right_model", "outcome", "comment") and value == "":
             value = None  # pair columns of rating/ranking rows: CSV has no null
         out[key] = value
     return out

@@ -150,7 +150,7 @@ def test_bad_tasks_name_file_task_and_field_and_import_nothing(db, tmp_path, tas
     ("[" * 100 + "]" * 100, "nested more than 64 levels"),
     ('[{"id": 1, "id": 2}]', "key 'id' twice"),
     ('[{"id": 1,', "malformed JSON"),
-    ("[]", "no ratings found"),
+    ("[]", "no ratings, rankings or pair votes found"),
 ])
 def test_bad_documents_get_one_clear_error(db, tmp_path, content, message):
     path = tmp_path / "doc.json"
@@ -219,7 +219,7 @@ def test_hostile_files_where_a_label_studio_export_should_be(db, tmp_path):
         assert str(path) in str(err.value) and "nothing was imported" in str(err.value)
 
 
-def test_free_text_comments_are_left_out_and_counted(db, tmp_path, capsys):
+def test_free_text_results_are_comments_of_their_annotations_labels(db, tmp_path, capsys):
     comment = {"from_name": "comment", "to_name": "image", "type": "textarea",
                "value": {"text": ["looks odd"]}}
     task = _task()
@@ -229,7 +229,10 @@ def test_free_text_comments_are_left_out_and_counted(db, tmp_path, capsys):
     path = tmp_path / "comments.json"
     path.write_text(json.dumps([task, only_text]))
     summary = labels.import_ratings(db, "new", "label-studio", path)
-    assert (summary.rows, summary.added, summary.skipped) == (1, 1, {"textarea": 3})
+    assert (summary.rows, summary.added, summary.skipped) == (1, 1, {})
+    # the first task's comment goes with its rating; the second task has nothing to go with
+    assert (summary.labels.comments_read, summary.labels.comments) == (2, 1)
+    assert db.execute("SELECT text FROM comments").fetchall() == [("looks odd",)]
     assert main(["--db", str(tmp_path / "cli.db"), "import-ratings", "--study", "c",
                  "--format", "label-studio", str(path)]) == 0
-    assert "left out: 3 textarea result(s) (free text, not a score)" in capsys.readouterr().out
+    assert "2 comment(s) read: 1 kept" in capsys.readouterr().out

@@ -69,7 +69,7 @@ def test_an_export_with_pair_rows_imports_its_ratings_and_its_judgments(tmp_path
     done = labels.import_ratings(back, "back", "csv", path)  # pair rows are judgments
     assert done.rows == 0 and done.labels.written["pair"].added == len(_current(db)) == 18
     with path.open("a") as f:  # one rating among the pair rows: both are imported
-        f.write('"duel","rating","p0","a photo",alpha,0,"ann","likert",4,,,,,,,,,\n')
+        f.write('"duel","rating","p0","a photo",alpha,0,"ann","likert",4,,,,,,,,,,\n')
     done = labels.import_ratings(back, "again", "csv", path, rubric=["likert-5"])
     assert done.added == 1 and done.labels.written["pair"].added == 18
     assert labels.ratings(back, "again")[["model", "criterion", "value"]].values.tolist() == [

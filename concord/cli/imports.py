@@ -171,6 +171,10 @@ def _labels_line(s: object) -> str:
             noun = "votes" if kind == "pair" else "rankings"
             parts.append(f"{read} {noun} read: {w.added} added, {w.changed} changed (new "
                          f"revision), {w.unchanged} unchanged")
+    if labels.comments_read:
+        parts.append(f"{labels.comments_read} comment(s) read: {labels.comments} kept with "
+                     "their labels (a comment on a label that has one already, or on "
+                     "nothing, is not)")
     return "; ".join(parts)
 
 

@@ -11,7 +11,8 @@ A Label Studio export is a JSON array of tasks. Concord reads, per task:
   from ``value.choices`` (type ``choices``: exactly one choice, a number of the scale, e.g.
   ``"0.5"``), ``value.rating`` (type ``rating``) or ``value.number`` (type ``number``).
   Results of type ``textarea`` (a free-text comment beside the scores) are not ratings:
-  they are left out and counted (``skipped``), so the command can say so.
+  they are the rater's comment, read by :mod:`concord.importers.label_studio_labels`;
+  so are ``pairwise`` and ``ranker`` results (pair votes and rankings).
 
 Anything else is an error naming the file, the task (its index in the array and its
 ``id``) and the field as a JSON path (``[3].annotations[0].result[1].value.choices``);
@@ -44,10 +45,12 @@ MAX_BYTES = 128 << 20
 EXPECTED = "a JSON array of tasks (Label Studio's JSON export)"
 CHUNK_ROWS = 20_000
 VALUE_KEYS = {"choices": "choices", "rating": "rating", "number": "number"}
-FREE_TEXT = "textarea"  # a comment box of the labeling config: no score to import
+FREE_TEXT = "textarea"  # a comment box: kept as the rater's comment, not a score
+# Pair votes and rankings: read by concord.importers.label_studio_labels, not as ratings.
+LABEL_TYPES = frozenset({"pairwise", "ranker"})
 
 
-class _Bad(Exception):
+class TaskError(Exception):
     """One problem in one task: the JSON path of the field and what is wrong."""
 
     def __init__(self, path: str, message: str) -> None:
@@ -69,8 +72,8 @@ def read_chunks(path: Path, log: ProblemLog, rows: int = CHUNK_ROWS,
                                                                  EXPECTED)):
             try:
                 chunk.extend(_task_rows(index, task, skipped))
-            except _Bad as bad:
-                log.add(Problem(str(path), f"task {index}{_id(task)}: {bad.message}",
+            except TaskError as bad:
+                log.add(Problem(str(path), f"task {index}{task_id(task)}: {bad.message}",
                                 field=f"[{index}]{bad.path}"))
                 continue
             if len(chunk) >= rows:
@@ -97,7 +100,7 @@ def _readable(path: Path, log: ProblemLog) -> bool:
     return problem is None
 
 
-def _id(task: Any) -> str:
+def task_id(task: Any) -> str:
     if isinstance(task, dict) and isinstance(task.get("id"), int | str):
         return f" (id {str(task['id'])[:40]})"
     return ""
@@ -110,39 +113,45 @@ def _kind(value: Any) -> str:
 
 def _task_rows(index: int, task: Any, skipped: Counter) -> list[tuple]:
     if not isinstance(task, dict):
-        raise _Bad("", f"a task must be an object, got {_kind(task)}")
+        raise TaskError("", f"a task must be an object, got {_kind(task)}")
     data = _field(task, "data", dict, "")
-    prompt = _name(data, "prompt_id", ".data")
-    model = _name(data, "model", ".data")
+
+    def image() -> tuple[str, str]:  # only a task with ratings names one image
+        return _name(data, "prompt_id", ".data"), _name(data, "model", ".data")
+
     sample = _sample(data.get("sample", 0))
     dimension = data.get("dimension")
     if dimension is not None and (not isinstance(dimension, str)
                                   or fields.name_problem(dimension, required=False)):
-        raise _Bad(".data.dimension", f"must be text, got {str(dimension)[:40]!r}")
+        raise TaskError(".data.dimension", f"must be text, got {str(dimension)[:40]!r}")
     out = []
     for a, ann in enumerate(_field(task, "annotations", list, "")):
         where = f".annotations[{a}]"
         if not isinstance(ann, dict):
-            raise _Bad(where, f"an annotation must be an object, got {_kind(ann)}")
+            raise TaskError(where, f"an annotation must be an object, got {_kind(ann)}")
         if ann.get("was_cancelled") is True:
             continue
-        rater = _rater(ann.get("completed_by"), where + ".completed_by")
-        seconds = _seconds(ann.get("lead_time"), where + ".lead_time")
-        for r, item in enumerate(_field(ann, "result", list, where)):
+        results = [(r, item) for r, item in enumerate(_field(ann, "result", list, where))
+                   if not (isinstance(item, dict) and item.get("type") in LABEL_TYPES)]
+        if not results:
+            continue
+        who = rater(ann.get("completed_by"), where + ".completed_by")
+        spent = seconds(ann.get("lead_time"), where + ".lead_time")
+        for r, item in results:
             if isinstance(item, dict) and item.get("type") == FREE_TEXT:
-                skipped[FREE_TEXT] += 1
-                continue
+                continue  # a comment: concord.importers.label_studio_labels reads it
             criterion, value = _result(item, f"{where}.result[{r}]")
-            out.append((index, prompt, model, sample, rater, criterion, value, seconds,
+            prompt, model = image()
+            out.append((index, prompt, model, sample, who, criterion, value, spent,
                         dimension or None))
     return out
 
 
 def _field(obj: dict, key: str, kind: type, where: str) -> Any:
     if key not in obj:
-        raise _Bad(f"{where}.{key}", f"missing field {key!r}")
+        raise TaskError(f"{where}.{key}", f"missing field {key!r}")
     if not isinstance(obj[key], kind):
-        raise _Bad(f"{where}.{key}", f"{key!r} must be {_kind(kind())}, got "
+        raise TaskError(f"{where}.{key}", f"{key!r} must be {_kind(kind())}, got "
                                      f"{_kind(obj[key])}")
     return obj[key]
 
@@ -151,63 +160,64 @@ def _name(obj: dict, key: str, where: str) -> str:
     value = _field(obj, key, str, where)
     problem = fields.name_problem(value, required=True)
     if problem:
-        raise _Bad(f"{where}.{key}", problem)
+        raise TaskError(f"{where}.{key}", problem)
     return value
 
 
 def _sample(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= \
             fields.MAX_SAMPLE:
-        raise _Bad(".data.sample", f"not a sample index (a whole number from 0 to "
+        raise TaskError(".data.sample", f"not a sample index (a whole number from 0 to "
                                    f"{fields.MAX_SAMPLE}): {str(value)[:40]!r}")
     return value
 
 
-def _rater(value: Any, where: str) -> str:
+def rater(value: Any, where: str) -> str:
     if isinstance(value, dict):
         found = value.get("email") or value.get("id")
         if isinstance(found, str) and not fields.name_problem(found, required=True):
             return found
         if isinstance(found, int) and not isinstance(found, bool):
             return f"ls-user-{found}"
-        raise _Bad(where, "needs an 'email' (text) or 'id' (number) naming the rater")
+        raise TaskError(where, "needs an 'email' (text) or 'id' (number) naming the rater")
     if isinstance(value, int) and not isinstance(value, bool):
         return f"ls-user-{value}"
-    raise _Bad(where, f"missing rater: expected a user id or an object with 'email', got "
+    raise TaskError(where, f"missing rater: expected a user id or an object with 'email', got "
                       f"{_kind(value)}")
 
 
-def _seconds(value: Any, where: str) -> float | None:
+def seconds(value: Any, where: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or \
             not math.isfinite(value) or value < 0:
-        raise _Bad(where, f"must be a number of seconds ≥ 0, got {str(value)[:40]!r}")
+        raise TaskError(where, f"must be a number of seconds ≥ 0, got {str(value)[:40]!r}")
     return float(value)
 
 
 def _result(item: Any, where: str) -> tuple[str, float]:
     if not isinstance(item, dict):
-        raise _Bad(where, f"a result must be an object, got {_kind(item)}")
+        raise TaskError(where, f"a result must be an object, got {_kind(item)}")
     criterion = _name(item, "from_name", where)
     kind = _field(item, "type", str, where)
     if kind not in VALUE_KEYS:
-        raise _Bad(f"{where}.type", f"unsupported result type {kind[:40]!r} (Concord reads "
-                                    "choices, rating and number; textarea is left out)")
+        raise TaskError(f"{where}.type", f"unsupported result type {kind[:40]!r} (Concord reads"
+                                         " choices, rating and number as ratings, pairwise and"
+                                         " ranker as votes and rankings, textarea as comments)")
     value = _field(_field(item, "value", dict, where), VALUE_KEYS[kind], object,
                    f"{where}.value")
     at = f"{where}.value.{VALUE_KEYS[kind]}"
     if kind == "choices":
         if not isinstance(value, list) or len(value) != 1 or not isinstance(value[0], str):
-            raise _Bad(at, f"expected exactly one choice, got {str(value)[:60]}")
+            raise TaskError(at, f"expected exactly one choice, got {str(value)[:60]}")
         problem = fields.number_problem(value[0].strip())
         if problem:
-            raise _Bad(at, f"unknown choice {value[0][:40]!r}: a choice must be a value of "
+            raise TaskError(at, f"unknown choice {value[0][:40]!r}: a choice must be a value of "
                            "the scale (e.g. \"0.5\")")
         return criterion, float(value[0])
     if isinstance(value, bool) or not isinstance(value, int | float) or \
             not math.isfinite(value):
-        raise _Bad(at, f"must be a number, got {str(value)[:40]!r}")
+        raise TaskError(at, f"must be a number, got {str(value)[:40]!r}")
     return criterion, float(value)
 
 

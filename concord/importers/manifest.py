@@ -33,8 +33,9 @@ KNOWN_KEYS = {
     "name", "description", "protocol", "rubric", "layout", "root", "prompts", "questions",
     "models", "raters_per_item", "ranking", "gold", "max_pixels", "tasks", "variants",
     "benchmark", "seed", "lease_minutes", "quality", "pairs", "rubrics", "crowd", "checklist",
-    "display",
+    "display", "comments",
 }
+COMMENT_MODES = ("off", "optional", "required")  # concord.services.comments
 MAX_LEASE_MINUTES = 7 * 24 * 60
 RANKING_KEYS = {"prompts_per_dimension", "prompts", "seed", "ties", "sample", "criteria"}
 
@@ -79,6 +80,7 @@ class Manifest:
     rubrics: dict[str, str] = field(default_factory=dict)  # dimension -> its own rubric id
     crowd: CrowdSettings = field(default_factory=CrowdSettings)
     checklist: bool = False  # raters tick the rubric's conditions (docs/rubrics.md)
+    comments: str = "off"  # a free-text comment per item: off, optional or required
     # ``display``: None (decided at import: on when the models' images differ), False (off)
     # or {size?, format} (concord.display); the import resolves it into the settings.
     display: dict[str, Any] | bool | None = None
@@ -99,6 +101,7 @@ class Manifest:
             **({"pairs": pairs} if pairs else {}),
             **({"crowd": self.crowd.stored()} if self.crowd.stored() else {}),
             **({"checklist": True} if self.checklist else {}),
+            **({"comments": self.comments} if self.comments != "off" else {}),
             "ranking": {"ties": r.ties, "sample": r.sample, "seed": r.seed,
                         "prompts_per_dimension": r.prompts_per_dimension},
         }
@@ -176,6 +179,10 @@ def _build(path: Path, d: dict[str, Any], problems: list[Problem],
                  rubric=_rubric(d, protocol, bad), layout=str(layout), root=root or base,
                  description=str(d.get("description", "")))
     m.rubrics = _rubrics(d.get("rubrics"), bad)
+    m.comments = d.get("comments", "off")
+    if m.comments not in COMMENT_MODES:
+        bad("comments", f"expected one of {', '.join(COMMENT_MODES)}, got {m.comments!r}")
+        m.comments = "off"
     m.checklist = d.get("checklist", False)
     if not isinstance(m.checklist, bool):
         bad("checklist", f"expected true or false, got {m.checklist!r}")

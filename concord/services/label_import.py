@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from concord.errors import InputError, Problem, ProblemLog
-from concord.importers import ranking_rows, votes
+from concord.importers import label_studio_labels, ranking_rows, votes
 from concord.importers.records import is_jsonl
 from concord.importers.tables import regular_file_problem
 from concord.store import label_writes
@@ -37,6 +37,8 @@ class LabelCounts:
     rankings: int = 0
     pairs_created: int = 0
     written: dict[str, Written] = field(default_factory=dict)  # "pair" / "ranking"
+    comments_read: int = 0
+    comments: int = 0  # stored (one per label revision)
 
 
 def part_for(stage: Stage, fmt: str, path: Path) -> LabelPart | None:
@@ -46,6 +48,8 @@ def part_for(stage: Stage, fmt: str, path: Path) -> LabelPart | None:
         return LabelPart(stage, LABEL_FORMATS[fmt])
     if fmt == "csv" and has_labels(path):
         return LabelPart(stage, ("pair", "ranking"), mixed=True)
+    if fmt == "label-studio":  # Pairwise and Ranker results beside the scores
+        return LabelPart(stage, ("pair", "ranking"), label_studio=True)
     return None
 
 
@@ -65,8 +69,8 @@ def protocol(stage: Stage, labels: LabelPart | None) -> str:
 
 def wrote(counts: LabelCounts) -> bool:
     """Whether an import wrote any pair, judgment or ranking."""
-    return bool(counts.pairs_created) or any(w.added or w.changed
-                                             for w in counts.written.values())
+    return bool(counts.pairs_created or counts.comments) or any(
+        w.added or w.changed for w in counts.written.values())
 
 
 def has_labels(path: Path) -> bool:
@@ -86,24 +90,31 @@ def has_labels(path: Path) -> bool:
 class LabelPart:
     """The pair votes and/or rankings of one import."""
 
-    def __init__(self, stage: Stage, kinds: tuple[str, ...], *, mixed: bool = False) -> None:
+    def __init__(self, stage: Stage, kinds: tuple[str, ...], *, mixed: bool = False,
+                 label_studio: bool = False) -> None:
         # mixed: a file of several kinds (Concord's export): only rows of a kind are
-        # checked for that kind's columns
+        # checked for that kind's columns; label_studio: a Label Studio JSON export
         self.stage, self.kinds, self.mixed = stage, kinds, mixed
+        self.label_studio = label_studio
         self.labels = LabelStage(stage)
         self.counts = LabelCounts()
 
     def read(self, index: int, path: Path, log: ProblemLog, skipped: Counter[str]) -> None:
         """Stage the file's votes and/or rankings; problems go to ``log``."""
         ignored: Counter[str] = Counter()
-        if "pair" in self.kinds:
-            for chunk in votes.read_chunks(path, log, ignored, header=not self.mixed):
+        if self.mixed and log:
+            return  # the ratings reader already reported this file's broken rows
+        stage = {"pair": lambda rows: self.labels.add_votes(index, rows,
+                                                            [_item_key(v) for v in rows]),
+                 "ranking": lambda rows: self.labels.add_ranked(index, rows)}
+        for kind in self.kinds:
+            for rows in self._chunks(path, kind, log, ignored):
                 if not log:
-                    self.labels.add_votes(index, chunk, [_item_key(v) for v in chunk])
-        if "ranking" in self.kinds:
-            for rows in ranking_rows.read_chunks(path, log, ignored, header=not self.mixed):
-                if not log:
-                    self.labels.add_ranked(index, rows)
+                    stage[kind](rows)
+        if self.label_studio and not log:  # text results: comments on the labels beside
+            for rows in label_studio_labels.read_comments(path, log):
+                self.labels.add_comments(index, rows)
+                self.counts.comments_read += len(rows)
         for kind, n in ignored.items():  # rows another reader of this import takes
             if kind not in ("rating", *self.kinds):
                 skipped[f"{kind} row"] += n
@@ -112,8 +123,15 @@ class LabelPart:
             self.labels.group_rankings()
             self.counts.rankings = self.labels.rankings()
 
+    def _chunks(self, path: Path, kind: str, log: ProblemLog,
+                ignored: Counter[str]) -> Iterator[list[tuple]]:
+        if self.label_studio:  # one JSON document: its file problems are reported once
+            return iter(()) if log else label_studio_labels.read_chunks(path, kind, log)
+        reader = votes.read_chunks if kind == "pair" else ranking_rows.read_chunks
+        return reader(path, log, ignored, header=not self.mixed)
+
     def empty(self) -> bool:
-        """Whether nothing was staged."""
+        """Whether no label was staged (comments alone are not labels)."""
         return not (self.counts.votes or self.counts.rankings)
 
     def check(self, study: study_store.Study | None, files: list[str]) -> None:
@@ -160,6 +178,12 @@ class LabelPart:
         if self.counts.rankings:
             self.counts.written["ranking"] = label_writes.write_rankings(pacer(), study_id,
                                                                          compare=compare)
+
+    def write_comments(self, pacer: Callable[[], Pacer], study_id: int) -> None:
+        """The comments, after every label of the import is written (they attach to the
+        labels' revisions)."""
+        if self.counts.comments_read:
+            self.counts.comments = label_writes.write_comments(pacer(), study_id)
 
 
 def _item_key(vote: votes.Vote) -> str:

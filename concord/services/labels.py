@@ -15,6 +15,7 @@ from concord.errors import ConcordError
 from concord.services import checklist
 from concord.services.exclusions import without_excluded
 from concord.services.ratings_import import RatingsImport, import_ratings  # noqa: F401
+from concord.store import comments as comment_store
 from concord.store import exclusions, frames
 from concord.store import studies as study_store
 
@@ -66,12 +67,14 @@ def export_bytes(db: Database, study_name: str, fmt: str, *,
     if fmt == "checklist":
         return export.to_csv_bytes(checklist_ticks(db, study_name,
                                                    include_excluded=include_excluded))
-    shown = Display.of(study_store.get_study(db, study_name).settings)
+    study = study_store.get_study(db, study_name)
+    shown = Display.of(study.settings)
     frame = export.labels_frame(ratings(db, study_name, include_excluded=include_excluded),
                                 rankings(db, study_name, include_excluded=include_excluded),
                                 pair_judgments(db, study_name,
                                                include_excluded=include_excluded),
-                                display=shown.label() if shown else ORIGINAL)
+                                display=shown.label() if shown else ORIGINAL,
+                                comments=comment_store.current(db, study.id))
     writers = {"csv": export.to_csv_bytes, "jsonl": export.to_jsonl_bytes,
                "parquet": export.to_parquet_bytes}
     if fmt not in writers:

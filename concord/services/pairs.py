@@ -17,8 +17,9 @@ from sqlite_utils import Database
 
 from concord.errors import RatingError
 from concord.rubrics import Rubric
-from concord.services import checks, common, gate
+from concord.services import checks, comments, common, gate
 from concord.services.rating import SubmitResult
+from concord.store import comments as comment_store
 from concord.store import items, work
 from concord.store import pairs as pair_store
 from concord.store import studies as study_store
@@ -117,14 +118,17 @@ def _check(db: Database, study: study_store.Study, item: PairItem, outcome: str)
 
 
 def submit(db: Database, study_name: str, rater_id: int, item: PairItem, outcome: str, *,
-           edit: bool = False, actor: str = "rater") -> SubmitResult:
-    """Store a judgment of the pair on screen, with the placement shown.
+           edit: bool = False, actor: str = "rater", comment: str | None = None,
+           ) -> SubmitResult:
+    """Store a judgment of the pair on screen, with the placement shown (and the rater's
+    ``comment``, study setting ``comments``).
 
     A repeated submission (double click, rerun, replay, a second tab on the same pair) is
     recognised by its submission id, or because the pair already has a judgment of this
     rater and this is not an edit, and stores nothing.
     """
     study = common.member_study(db, study_name, rater_id)
+    note = comments.checked(study, comment)
     with transaction(db):
         gate.check_open(db, study, rater_id)
         assignment = work.get_assignment(db, study.id, rater_id, UNIT, item.pair_id)
@@ -140,6 +144,9 @@ def submit(db: Database, study_name: str, rater_id: int, item: PairItem, outcome
                                    (item.left.image_id, item.right.image_id), outcome,
                                    submission=item.submission,
                                    action="edit" if edit else "judge", seconds=seconds)
+        if note is not None:
+            comment_store.insert(db, study.id, rater_id, UNIT, item.pair_id,
+                                 item.submission, note)
         work.close(db, study.id, rater_id, UNIT, item.pair_id, "done")
         if edit:
             audit(db, actor, "edit_pair_judgment", study.name, pair_id=item.pair_id,

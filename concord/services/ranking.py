@@ -17,8 +17,9 @@ from sqlite_utils import Database
 
 from concord.errors import RatingError
 from concord.rubrics import Rubric
-from concord.services import checks, common, gate
+from concord.services import checks, comments, common, gate
 from concord.services.ranking_draft import RankingDraft
+from concord.store import comments as comment_store
 from concord.store import drafts, items, work
 from concord.store import ratings as rating_store
 from concord.store.db import audit, transaction
@@ -137,11 +138,13 @@ def to_ranks(groups: Sequence[Sequence[int]], shown: Sequence[int], *,
 
 def submit(db: Database, study_name: str, rater_id: int, rank_set: RankSet,
            groups: Sequence[Sequence[int]], *, edit: bool = False,
-           actor: str = "rater") -> common.Progress | None:
-    """Store a ranking; a repeated submission stores nothing. Returns None if repeated."""
+           actor: str = "rater", comment: str | None = None) -> common.Progress | None:
+    """Store a ranking (with the rater's ``comment``, study setting ``comments``); a
+    repeated submission stores nothing. Returns None if repeated."""
     study = common.member_study(db, study_name, rater_id)
     shown = [im.image_id for im in rank_set.images]
     ranks = to_ranks(groups, shown, ties=rank_set.ties)
+    note = comments.checked(study, comment)
     with transaction(db):
         gate.check_open(db, study, rater_id)
         assignment = work.get_assignment(db, study.id, rater_id, UNIT, rank_set.prompt_id)
@@ -156,6 +159,9 @@ def submit(db: Database, study_name: str, rater_id: int, rank_set: RankSet,
             submission=rank_set.submission, action="edit" if edit else "rank", seconds=seconds)
         if not stored:
             return None
+        if note is not None:
+            comment_store.insert(db, study.id, rater_id, UNIT, rank_set.prompt_id,
+                                 rank_set.submission, note)
         work.close(db, study.id, rater_id, UNIT, rank_set.prompt_id, "done")
         drafts.drop(db, study.id, rater_id, UNIT, rank_set.prompt_id)
         if edit:

@@ -14,8 +14,9 @@ from sqlite_utils import Database
 
 from concord.errors import RatingError
 from concord.rubrics import Rubric
-from concord.services import checklist, checks, common, gate, rubric_choice
+from concord.services import checklist, checks, comments, common, gate, rubric_choice
 from concord.store import checklists as checklist_store
+from concord.store import comments as comment_store
 from concord.store import items, work
 from concord.store import ratings as rating_store
 from concord.store.db import audit, transaction
@@ -132,13 +133,15 @@ def check_values(rubric: Rubric, values: Mapping[str, float]) -> dict[str, float
 def submit(db: Database, study_name: str, rater_id: int, image_id: int,
            values: Mapping[str, float | None], *, submission: str, edit: bool = False,
            actor: str = "rater", ticks: Mapping[str, bool] | None = None,
-           reasons: Mapping[str, str] | None = None) -> SubmitResult:
+           reasons: Mapping[str, str] | None = None, comment: str | None = None,
+           ) -> SubmitResult:
     """Store a rating (or, with ``edit``, a new revision of one).
 
     With ``ticks`` (condition id -> ticked) the rubric's checklists derive the values of
     their criteria (a value left None takes the derived one; another value needs a reason
     in ``reasons``, criterion -> text), and the ticks are stored with the rating. Without
-    ``ticks`` the values are taken as given (imports, scripts).
+    ``ticks`` the values are taken as given (imports, scripts). ``comment``: the rater's
+    free text, kept with this revision (study setting ``comments``).
 
     A repeated submission (double click, rerun, a second tab showing the same item) is
     recognised by its submission id, or because the image already has a current rating
@@ -150,6 +153,7 @@ def submit(db: Database, study_name: str, rater_id: int, image_id: int,
     if ticks is not None and rubric.checklists:
         values, found = checklist.answers(rubric, values, ticks, reasons)
     clean = check_values(rubric, values)
+    note = comments.checked(study, comment)
     with transaction(db):
         gate.check_open(db, study, rater_id)
         assignment = work.get_assignment(db, study.id, rater_id, UNIT, image_id)
@@ -163,6 +167,8 @@ def submit(db: Database, study_name: str, rater_id: int, image_id: int,
                                    submission=submission, action="edit" if edit else "rate",
                                    seconds=seconds)
         checklist_store.insert(db, submission, rubric.id, found)
+        if note is not None:
+            comment_store.insert(db, study.id, rater_id, UNIT, image_id, submission, note)
         work.close(db, study.id, rater_id, UNIT, image_id, "done")
         if edit:
             audit(db, actor, "edit_rating", study.name, image_id=image_id, values=clean)

@@ -295,5 +295,6 @@ def _write_batch(db: Database, stage: Stage, study: study_store.Study | None,
     summary.unchanged = written.unchanged
     if labels is not None:
         labels.write(pacer, batch.study_id, compare=study is not None)
+        labels.write_comments(pacer, batch.study_id)
         summary.labels = labels.counts
     return made

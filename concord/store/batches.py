@@ -155,7 +155,7 @@ def discard(db: Database, batch_id: int) -> None:
     if row is None:
         return
     study_id, new_study = row
-    for table in ("ratings", "rankings", "pair_judgments", "pairs"):
+    for table in ("comments", "ratings", "rankings", "pair_judgments", "pairs"):
         _delete_chunks(db, table, "batch = ?", [batch_id])
     if new_study:
         _delete_chunks(db, "images", "study_id = ?", [study_id])

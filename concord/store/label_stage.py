@@ -29,7 +29,11 @@ CREATE TABLE stage.s_ranked (
 CREATE TABLE stage.s_rankings (
     n INTEGER PRIMARY KEY, prompt_id TEXT NOT NULL, rater TEXT NOT NULL,
     criterion TEXT NOT NULL, first INTEGER NOT NULL, items INTEGER NOT NULL, seconds REAL,
-    time TEXT, dimension TEXT, UNIQUE (prompt_id, rater, criterion))
+    time TEXT, dimension TEXT, UNIQUE (prompt_id, rater, criterion));
+CREATE TABLE stage.s_comments (
+    seq INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER NOT NULL,
+    unit TEXT NOT NULL, prompt_id TEXT, model TEXT, sample INTEGER NOT NULL,
+    rater TEXT NOT NULL, criterion TEXT, text TEXT NOT NULL)
 """
 _VOTE_COLUMNS = ("line", "prompt_id", "model_a", "model_b", "outcome", "shown_left", "rater",
                  "criterion", "sample", "seconds", "time", "dimension")
@@ -77,6 +81,12 @@ class LabelStage:
         conn.executemany("INSERT OR IGNORE INTO stage.s_texts (key, text) VALUES (?, ?)",
                          pairs)
         conn.execute("COMMIT")
+
+    def add_comments(self, file: int, rows: Sequence[tuple]) -> None:
+        """Stage comments: ``(line, unit, prompt_id, model, sample, rater, criterion, text)``
+        (:func:`concord.importers.label_studio_labels.read_comments`)."""
+        self._insert("s_comments", ("line", "unit", "prompt_id", "model", "sample", "rater",
+                                    "criterion", "text"), [(file, *r) for r in rows])
 
     def counts(self) -> tuple[int, int]:
         """(votes, ranked images) staged."""

@@ -112,6 +112,65 @@ def write_rankings(pacer: Pacer, study_id: int, *, compare: bool) -> Written:
                   source=_RANKINGS, then=_INSERT_ITEMS)
 
 
+# A staged comment's label and the submission of its revision: the one this batch wrote,
+# else the one in effect now (the label did not change); NULL when there is neither.
+_COMMENT_TARGETS = {
+    "image": (
+        "t.image_id",
+        " JOIN stage.s_targets t ON t.prompt_id = c.prompt_id AND t.model = c.model AND"
+        " t.sample = c.sample",
+        "COALESCE((SELECT x.submission FROM main.ratings x WHERE x.batch = :batch AND"
+        " x.image_id = t.image_id AND x.rater_id = r.rater_id ORDER BY x.id LIMIT 1),"
+        " (SELECT x.submission FROM main.current_ratings x WHERE x.image_id = t.image_id AND"
+        " x.rater_id = r.rater_id ORDER BY x.id DESC LIMIT 1))"),
+    "pair": (
+        "v.pair_id",
+        " JOIN stage.s_votes v ON v.line = c.line AND v.file = c.file AND v.rater = c.rater"
+        " AND v.criterion = c.criterion",
+        "COALESCE((SELECT x.submission FROM main.pair_judgments x WHERE x.submission ="
+        " printf('import-%d-v%012d', :batch, v.seq)), (SELECT x.submission FROM"
+        " main.current_pair_judgments x WHERE x.pair_id = v.pair_id AND x.rater_id ="
+        " r.rater_id AND x.criterion = v.criterion))"),
+    "prompt": (
+        "p.id",
+        " JOIN stage.s_rankings g ON g.prompt_id = c.prompt_id AND g.rater = c.rater AND"
+        " g.criterion = c.criterion JOIN main.prompts p ON p.study_id = :study AND"
+        " p.key = g.prompt_id",
+        "COALESCE((SELECT x.submission FROM main.rankings x WHERE x.submission ="
+        " printf('import-%d-k%012d', :batch, g.n)), (SELECT x.submission FROM"
+        " main.current_rankings x WHERE x.prompt_id = p.id AND x.rater_id = r.rater_id AND"
+        " x.criterion = g.criterion))"),
+}
+
+
+def write_comments(pacer: Pacer, study_id: int) -> int:
+    """The staged comments, each with the revision of its label; returns how many were
+    stored (a comment whose label has one already, or has no label, is not)."""
+    db = pacer.db
+    last = _last(pacer, "SELECT COALESCE(MAX(seq), 0) FROM stage.s_comments")
+    before = int(db.execute("SELECT COUNT(*) FROM main.comments WHERE batch = ?",
+                            [pacer.batch.id]).fetchone()[0])
+
+    def chunk(rows: int, lo: int) -> int:
+        args = {"lo": lo, "hi": lo + rows, "study": study_id, "now": now(),
+                "batch": pacer.batch.id}
+        for unit, (item, join, submission) in _COMMENT_TARGETS.items():
+            db.execute(
+                "INSERT OR IGNORE INTO main.comments (study_id, rater_id, unit, item_id,"
+                " submission, text, created_at, batch) SELECT :study, q.rater_id,"
+                f" '{unit}', q.item, q.submission, q.text, :now, :batch FROM (SELECT"
+                f" r.rater_id, {item} AS item, {submission} AS submission, c.text FROM"
+                f" stage.s_comments c{join} JOIN stage.s_raters r ON r.name = c.rater"
+                " WHERE c.unit = :unit AND c.seq >= :lo AND c.seq < :hi) AS q"
+                " WHERE q.submission IS NOT NULL AND q.item IS NOT NULL",
+                {**args, "unit": unit})
+        return rows
+
+    _walk(pacer, last, chunk)
+    return int(db.execute("SELECT COUNT(*) FROM main.comments WHERE batch = ?",
+                          [pacer.batch.id]).fetchone()[0]) - before
+
+
 def _write(pacer: Pacer, study_id: int, last: int, compare: bool, *, insert: str,
            revision: str, staged: str, current: str, source: str, then: str = "") -> Written:
     db, out = pacer.db, Written()

@@ -46,6 +46,7 @@ _STEPS = (
     hardening.m1101_signin_failures,
     integrity.m1201_crowd_integrity,
     labels.m1301_imported_labels,
+    labels.m1302_comments,
 )
 # m601 rebuilds tables with foreign keys off, which SQLite ignores inside a transaction.
 _OUTSIDE_TRANSACTION = frozenset({branches.m601_pairs})

@@ -1,0 +1,47 @@
+"""A rater's free-text comment on an item (study setting ``comments``: ``off``, the default,
+``optional`` or ``required``; docs/manifest.md#comments). The comment is stored with the
+label revision it came with (concord.store.comments) and exported beside it; it never
+enters a statistic."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from concord.errors import RatingError
+from concord.store.studies import Study
+
+MODES = ("off", "optional", "required")
+MAX_CHARS = 10_000  # as an imported comment may have (concord.importers.label_fields)
+_ALLOWED = {"\n", "\t"}
+
+
+def mode(study: Study) -> str:
+    """The study's comment setting (``off`` when unset or unknown)."""
+    value = study.settings.get("comments", "off")
+    return value if value in MODES else "off"
+
+
+def checked(study: Study, text: str | None) -> str | None:
+    """The comment to store with a label (None: none), after the study's rules.
+
+    Raises:
+        RatingError: a comment in a study that takes none, none where one is required, or
+            one that is too long or holds control characters.
+    """
+    text = (text or "").strip()
+    setting = mode(study)
+    if setting == "off":
+        if text:
+            raise RatingError("this study takes no comments")
+        return None
+    if not text:
+        if setting == "required":
+            raise RatingError("write a comment: this study asks for one with every answer")
+        return None
+    if len(text) > MAX_CHARS:
+        raise RatingError(f"a comment has at most {MAX_CHARS:,} characters ({len(text):,})")
+    bad = next((c for c in text if c not in _ALLOWED
+                and unicodedata.category(c) in {"Cc", "Cs", "Zl", "Zp"}), None)
+    if bad is not None:
+        raise RatingError(f"a comment may not hold the control character U+{ord(bad):04X}")
+    return text
