@@ -1,0 +1,214 @@
+"""Two metrics against the same human scores, on the images both scored: every statistic
+of both metrics on the data, on prompt resamples and under item swaps.
+
+The statistics of one subset (a set of prompts) are functions of per-prompt sums (one
+row per prompt; :data:`LAYOUT`), so a prompt resample is ``W @ sums`` and a swap only
+changes the sums of the swapped items. Levels and statistics:
+
+* ``model``: Pearson, Spearman, Kendall τ_b of the model means (human image scores,
+  metric values; M ≥ 3 models, as ``model_level``);
+* ``item``: Pearson over all images (pooled), and within prompts (images of one prompt
+  against each other, :mod:`concord.stats.metric_swap`): the mean over prompts of τ_b and
+  of ρ, and the pair accuracy (hits over decisive pairs, pooled).
+
+Each metric is standardised (z-scores over the images both scored) before anything: no
+statistic changes, and a swap then exchanges values on one scale.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from concord.stats._resample import prompt_codes
+from concord.stats.correlation import ROWWISE
+from concord.stats.metric_swap import (
+    TABLE_MAX_ITEMS,
+    PatternTable,
+    decisive_pairs,
+    swapped_within,
+    within_stats,
+)
+
+STATISTICS = {"model": ("pearson", "spearman", "kendall_tau_b"),
+              "item": ("pearson", "spearman_within_prompt", "kendall_tau_b_within_prompt",
+                       "pair_accuracy_within_prompt")}
+# Per-prompt columns after the 4·M model columns (h, x, y sums and counts per model).
+PEARSON = ("n", "h", "x", "y", "hh", "xx", "yy", "hx", "hy", "xy")
+WITHIN = ("tau_x", "tau_x_n", "tau_y", "tau_y_n", "rho_x", "rho_x_n", "rho_y", "rho_y_n",
+          "hits_x", "hits_y", "decisive")
+
+
+def _z(v: np.ndarray) -> np.ndarray:
+    sd = v.std()
+    return (v - v.mean()) / sd if sd > 0 else v - v.mean()
+
+
+class PairData:
+    """The images of one human source both metrics scored, laid out by prompt."""
+
+    def __init__(self, items: pd.DataFrame) -> None:
+        unit, ids = prompt_codes(items["prompt_id"])
+        order = np.argsort(unit, kind="stable")
+        self.unit = unit[order]
+        self.model, self.models = pd.factorize(items["model"].to_numpy()[order], sort=True)
+        self.h = items["human"].to_numpy(float)[order]
+        self.x = _z(items["metric_x"].to_numpy(float)[order])
+        self.y = _z(items["metric_y"].to_numpy(float)[order])
+        self.n_units, self.n_models = len(ids), len(self.models)
+        start = np.searchsorted(self.unit, np.arange(self.n_units))
+        self.slot = np.arange(len(self.unit)) - start[self.unit]
+        self.k = np.bincount(self.unit, minlength=self.n_units)
+        dims = (items["dimension"].astype(object).to_numpy()[order]
+                if "dimension" in items.columns else None)
+        self.subsets = [("all", np.ones(self.n_units, dtype=bool))]
+        if dims is not None:
+            first = dims[start]
+            for d in sorted({v for v in first if v is not None and v == v}, key=str):
+                self.subsets.append((str(d), first == d))
+        self.groups = {int(k): np.flatnonzero(self.k == k) for k in np.unique(self.k)}
+        self.sums = self._sums()
+
+    def grid(self, values: np.ndarray, prompts: np.ndarray, k: int) -> np.ndarray:
+        """``values`` of the given prompts (all with k images) as a (prompts, k) array."""
+        at = np.zeros((self.n_units, k), dtype=np.int64)
+        rows = np.isin(self.unit, prompts)
+        at[self.unit[rows], self.slot[rows]] = np.flatnonzero(rows)
+        return values[at[prompts]]
+
+    def _sums(self) -> np.ndarray:
+        m, u = self.n_models, self.unit
+        cols = np.zeros((self.n_units, 4 * m + len(PEARSON) + len(WITHIN)))
+        for k, v in enumerate((self.h, self.x, self.y, np.ones_like(self.h))):
+            np.add.at(cols, (u, k * m + self.model), v)
+        h, x, y = self.h, self.x, self.y
+        for k, v in enumerate((np.ones_like(h), h, x, y, h * h, x * x, y * y, h * x, h * y,
+                               x * y)):
+            cols[:, 4 * m + k] = np.bincount(u, weights=v, minlength=self.n_units)
+        for k, prompts in self.groups.items():
+            hh = self.grid(h, prompts, k)
+            sx, sy = within_stats(hh, self.grid(x, prompts, k)), within_stats(
+                hh, self.grid(y, prompts, k))
+            cols[prompts, self.within_at(0):] = within_columns(sx, sy, decisive_pairs(hh))
+        return cols
+
+    def within_at(self, k: int) -> int:
+        return 4 * self.n_models + len(PEARSON) + k
+
+
+def within_columns(sx: dict, sy: dict, decisive: np.ndarray,
+                   stack: bool = True) -> np.ndarray | list[np.ndarray]:
+    """The :data:`WITHIN` columns from the within stats of x and y (any leading shape),
+    stacked on a last axis or as a list."""
+    parts = []
+    for name in ("kendall_tau_b", "spearman"):
+        for s in (sx, sy):
+            ok = np.isfinite(s[name])
+            parts += [np.where(ok, s[name], 0.0), ok.astype(float)]
+    parts += [sx["hits"], sy["hits"], np.broadcast_to(decisive, sx["hits"].shape)]
+    return np.stack(parts, axis=-1) if stack else parts
+
+
+def statistics(data: PairData, sums: np.ndarray) -> dict[tuple[str, str], tuple]:
+    """Per (level, statistic): the values of x and of y for every row of ``sums``."""
+    m = data.n_models
+    count = sums[:, 3 * m:4 * m]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        hm, xm, ym = (sums[:, k * m:(k + 1) * m] / count for k in range(3))
+        out = {}
+        for name in STATISTICS["model"]:
+            values = [ROWWISE[name](hm, v) if m >= 3 else np.full(len(sums), np.nan)
+                      for v in (xm, ym)]
+            out[("model", name)] = tuple(values)
+        p = dict(zip(PEARSON, sums[:, 4 * m:4 * m + len(PEARSON)].T, strict=True))
+        var_h = p["n"] * p["hh"] - p["h"] ** 2
+        out[("item", "pearson")] = tuple(
+            np.clip((p["n"] * p["h" + v] - p["h"] * p[v])
+                    / np.sqrt(var_h * (p["n"] * p[v + v] - p[v] ** 2)), -1, 1)
+            for v in ("x", "y"))
+        w = dict(zip(WITHIN, sums[:, data.within_at(0):].T, strict=True))
+        out[("item", "kendall_tau_b_within_prompt")] = (w["tau_x"] / w["tau_x_n"],
+                                                        w["tau_y"] / w["tau_y_n"])
+        out[("item", "spearman_within_prompt")] = (w["rho_x"] / w["rho_x_n"],
+                                                   w["rho_y"] / w["rho_y_n"])
+        out[("item", "pair_accuracy_within_prompt")] = (w["hits_x"] / w["decisive"],
+                                                        w["hits_y"] / w["decisive"])
+    return out
+
+
+class SwapDraws:
+    """Blocks of swap draws (every image's two metric values exchanged with probability
+    ½): per block, the :data:`WITHIN` columns summed over each subset's prompts
+    ``(R, subsets, WITHIN)`` and the swap bit of every image ``(R, images)``."""
+
+    def __init__(self, data: PairData, subsets: list[np.ndarray],
+                 rng: np.random.Generator) -> None:
+        self.data, self.rng = data, rng
+        self.member = np.stack(subsets, axis=1).astype(float)        # prompts × subsets
+        self.tables = {}
+        for k, prompts in data.groups.items():
+            if 2 <= k <= TABLE_MAX_ITEMS:
+                hh = data.grid(data.h, prompts, k)
+                self.tables[k] = PatternTable(hh, data.grid(data.x, prompts, k),
+                                              data.grid(data.y, prompts, k))
+
+    def block(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        d = self.data
+        within = np.zeros((n, self.member.shape[1], len(WITHIN)))
+        bits = np.zeros((n, len(d.unit)), dtype=bool)
+        for k, prompts in d.groups.items():
+            rows = np.flatnonzero(np.isin(d.unit, prompts))
+            local = np.searchsorted(prompts, d.unit[rows])
+            if k in self.tables:
+                pattern = self.rng.integers(0, 2**k, size=(n, prompts.size), dtype=np.uint16)
+                bits[:, rows] = (pattern[:, local] >> d.slot[rows].astype(np.uint16)) & 1
+                sx, sy = self.tables[k].pick(pattern)
+            elif k >= 2:
+                drawn = self.rng.integers(0, 2, size=(n, prompts.size, k)).astype(bool)
+                bits[:, rows] = drawn[:, local, d.slot[rows]]
+                sx, sy = swapped_within(d.grid(d.h, prompts, k), d.grid(d.x, prompts, k),
+                                        d.grid(d.y, prompts, k), drawn)
+            else:
+                bits[:, rows] = self.rng.integers(0, 2, size=(n, rows.size)).astype(bool)
+                continue
+            decisive = decisive_pairs(d.grid(d.h, prompts, k))
+            member = self.member[prompts]
+            for c, column in enumerate(within_columns(sx, sy, decisive, stack=False)):
+                within[:, :, c] += np.broadcast_to(column, (n, prompts.size)) @ member
+        return within, bits
+
+
+def swap_deltas(data: PairData, subsets: list[np.ndarray]) -> sparse.csr_matrix:
+    """Items × (subset, [model columns, Σx, Σxx, Σhx]) changes of x' when an item swaps."""
+    m, n_items = data.n_models, len(data.unit)
+    width = m + 3
+    dx, dxx = data.y - data.x, data.y**2 - data.x**2
+    rows, cols, vals = [], [], []
+    for s, prompts in enumerate(subsets):
+        mine = np.flatnonzero(prompts[data.unit])
+        for col, v in ((data.model[mine], dx[mine]), (m, dx[mine]), (m + 1, dxx[mine]),
+                       (m + 2, data.h[mine] * dx[mine])):
+            rows.append(mine)
+            cols.append(s * width + np.broadcast_to(col, mine.shape))
+            vals.append(v)
+    return sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows),
+                                                     np.concatenate(cols))),
+                             shape=(n_items, len(subsets) * width))
+
+
+def swapped_sums(data: PairData, base: np.ndarray, delta: np.ndarray,
+                 within: np.ndarray) -> np.ndarray:
+    """``(R, columns)`` sums of one subset under swaps: ``base`` (its data sums), ``delta``
+    ``(R, M + 3)`` from :func:`swap_deltas`, ``within`` ``(R, WITHIN)`` summed over its
+    prompts."""
+    m = data.n_models
+    out = np.repeat(base[None, :], delta.shape[0], axis=0)
+    out[:, m:2 * m] += delta[:, :m]
+    out[:, 2 * m:3 * m] -= delta[:, :m]
+    p = 4 * m
+    for col, k, sign in ((p + 2, m, 1), (p + 3, m, -1), (p + 5, m + 1, 1),
+                         (p + 6, m + 1, -1), (p + 7, m + 2, 1), (p + 8, m + 2, -1)):
+        out[:, col] += sign * delta[:, k]
+    out[:, data.within_at(0):] = within
+    return out

@@ -1,0 +1,116 @@
+"""Within-prompt agreement of a metric with humans, and the same under swaps of two metrics.
+
+Items (images) of one prompt are compared with each other only. Per prompt of K items,
+with the signs ``s_ij = sign(v_i − v_j)`` over its item pairs i < j, of the human image
+scores (``sh``) and of a metric (``sm``):
+
+* ``kendall_tau_b = Σ sh·sm / √((n0 − n1)(n0 − n2))`` (n0 pairs, n1 / n2 tied by the
+  human / the metric; scipy's τ_b);
+* ``spearman``: Pearson r of the average ranks, whose deviations from the mean rank are
+  ``d_i = ½ Σ_{j≠i} sign(v_i − v_j)``, so ``ρ = Σ d^h d^m / √(Σ (d^h)² Σ (d^m)²)``;
+* ``hits``: over the pairs the human orders strictly, those the metric orders the same
+  way plus half those it ties (the pair accuracy's numerator).
+
+τ_b and ρ are NaN (left out of the mean over prompts) with fewer than two items or a
+constant side.
+
+Swaps: the permutation test of two metrics x and y exchanges x_i and y_i on each item
+with probability ½. A pattern is a K-bit number (bit k for the k-th item): ``x'`` takes y
+where the bit is set, ``y'`` takes x there, so ``y'`` of a pattern is ``x'`` of its
+complement. The sign of a pair under a pattern is one of four per prompt (x or y on each
+side), so prompts of at most :data:`TABLE_MAX_ITEMS` items have all 2^K patterns worked
+out once, and a permutation only picks a row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+TABLE_MAX_ITEMS = 10
+
+
+def _pairs(k: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(k, 1)
+
+
+def sign_stats(sh: np.ndarray, sm: np.ndarray, k: int) -> dict[str, np.ndarray]:
+    """τ_b, ρ and hits from pair signs: ``sh`` ``(prompts, pairs)`` of the human, ``sm``
+    ``(prompts, U, pairs)`` of U versions of the metric; each result is ``(prompts, U)``."""
+    i, j = _pairs(k)
+    incidence = np.zeros((i.size, k), dtype=np.float32)   # d = signs @ incidence
+    incidence[np.arange(i.size), i], incidence[np.arange(i.size), j] = 0.5, -0.5
+    dh = sh.astype(np.float32) @ incidence                 # prompts × K
+    dm = sm.astype(np.float32) @ incidence                 # prompts × U × K
+    concord = np.einsum("pua,pa->pu", sm, sh, dtype=np.int32)
+    n0 = i.size
+    n1 = (sh == 0).sum(axis=1)[:, None]
+    n2 = (sm == 0).sum(axis=2)
+    decisive = sh != 0
+    hits = (np.einsum("pua,pa->pu", (sm == sh[:, None, :]).astype(np.int8), decisive,
+                      dtype=np.int32)
+            + 0.5 * np.einsum("pua,pa->pu", (sm == 0).astype(np.int8), decisive,
+                              dtype=np.int32))
+    cross = np.einsum("puk,pk->pu", dm, dh, dtype=np.float64)
+    spread = (dh.astype(np.float64) ** 2).sum(axis=1)[:, None] * (
+        dm.astype(np.float64) ** 2).sum(axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = concord / np.sqrt((n0 - n1) * (n0 - n2).astype(float))
+        rho = cross / np.sqrt(spread)
+    bad = (n0 == n1) | (n0 == n2)
+    return {"kendall_tau_b": np.where(bad, np.nan, tau),
+            "spearman": np.where(bad, np.nan, np.clip(rho, -1, 1)), "hits": hits}
+
+
+def pair_signs(v: np.ndarray) -> np.ndarray:
+    """``sign(v_i − v_j)`` over the pairs i < j of each row of a ``(rows, K)`` array."""
+    i, j = _pairs(v.shape[1])
+    return np.sign(v[:, i] - v[:, j]).astype(np.int8)
+
+
+def within_stats(h: np.ndarray, m: np.ndarray) -> dict[str, np.ndarray]:
+    """Per row (one prompt, K items as columns): τ_b, ρ and hits."""
+    out = sign_stats(pair_signs(h), pair_signs(m)[:, None, :], h.shape[1])
+    return {name: v[:, 0] for name, v in out.items()}
+
+
+def decisive_pairs(h: np.ndarray) -> np.ndarray:
+    """Per row: item pairs the human orders strictly."""
+    return (pair_signs(h) != 0).sum(axis=1).astype(float)
+
+
+class PatternTable:
+    """Within stats of ``x'`` for every swap pattern of prompts with K items each."""
+
+    def __init__(self, h: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+        k = h.shape[1]
+        i, j = _pairs(k)
+        # Sign of each pair for (x or y at i) × (x or y at j): code 2·[i from y] + [j from y].
+        combos = np.stack([np.sign(a[:, i] - b[:, j]) for a in (x, y) for b in (x, y)],
+                          axis=2).astype(np.int8)                 # prompts × pairs × 4
+        bits = (np.arange(2**k)[:, None] >> np.arange(k)) & 1    # patterns × K
+        code = 2 * bits[:, i] + bits[:, j]                        # patterns × pairs
+        sm = combos[:, np.arange(i.size)[None, :], code]          # prompts × patterns × pairs
+        self.flat = {s: v.ravel() for s, v in sign_stats(pair_signs(h), sm, k).items()}
+        self.size = 2**k
+
+    def pick(self, pattern: np.ndarray) -> tuple[dict, dict]:
+        """Stats of ``x'`` and ``y'`` for ``pattern`` ``(R, prompts)``."""
+        at = (np.arange(pattern.shape[1], dtype=np.int64) * self.size)[None, :] + pattern
+        back = at + (self.size - 1 - 2 * pattern.astype(np.int64))   # the complement
+        first = {s: np.take(self.flat[s], at) for s in self.flat}
+        second = {s: np.take(self.flat[s], back) for s in self.flat}
+        return first, second
+
+
+def swapped_within(h: np.ndarray, x: np.ndarray, y: np.ndarray,
+                   bits: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Within stats of ``x'`` and ``y'`` for drawn swaps ``bits`` ``(R, prompts, K)``:
+    each ``(R, prompts)`` (prompts too large for a :class:`PatternTable`)."""
+    n_perm, n_prompts, k = bits.shape
+    sh = pair_signs(h)
+    out = []
+    for first, second in ((y, x), (x, y)):
+        swapped = np.where(bits, first, second).transpose(1, 0, 2)   # prompts × R × K
+        sm = pair_signs(swapped.reshape(-1, k)).reshape(n_prompts, n_perm, -1)
+        out.append({n: v.T for n, v in sign_stats(sh, sm, k).items()})
+    return out[0], out[1]
