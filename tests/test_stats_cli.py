@@ -73,9 +73,10 @@ def test_json_numbers_equal_scipy_and_statsmodels(seeded, capsys):
 def test_json_sections_directions_and_strict_json(seeded, capsys):
     _, db_path = seeded
     doc = json_doc(capsys, db_path, "--study", "dash", "--by-dimension")
-    assert set(doc) == {"meta", "human", "agreement", "rankings", "human_vs_metric",
-                        "human_vs_metric_per_model", "rater_vs_rest", "raters",
-                        "disagreements", "benchmarks", "by_dimension", "pairs", "checklist"}
+    assert set(doc) == {"meta", "human", "model_differences", "agreement", "rankings",
+                        "human_vs_metric", "metric_comparisons", "human_vs_metric_per_model",
+                        "rater_vs_rest", "raters", "disagreements", "benchmarks",
+                        "by_dimension", "pairs", "checklist"}
     assert doc["checklist"] == {"conditions": [], "overrides": []}
     assert doc["meta"]["rubric"] == "imagenhub-text-to-image" and doc["meta"]["criteria"] == [
         "PR", "SC"]

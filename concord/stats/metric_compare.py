@@ -38,7 +38,7 @@ from concord.stats.metric_pair import (
     swap_deltas,
     swapped_sums,
 )
-from concord.stats.multiple import benjamini_hochberg, holm
+from concord.stats.multiple import adjust_by_family
 
 MAX_METRICS = 10
 _SLACK = 100 * np.finfo(float).eps
@@ -103,10 +103,9 @@ def metric_comparisons(joined: Joined, *, n_boot: int = 1000, n_perm: int = 1000
     if not rows:
         return pd.DataFrame(columns=list(COLUMNS))
     out = pd.DataFrame(rows)
-    for _, fam in out.groupby(["human", "dimension", "level", "statistic"], sort=False):
-        for name in ("diff_p_perm", "diff_p_williams"):
-            out.loc[fam.index, f"{name}_holm"] = holm(fam[name])
-            out.loc[fam.index, f"{name}_bh"] = benjamini_hochberg(fam[name])
+    family = out.groupby(["human", "dimension", "level", "statistic"], sort=False).ngroup()
+    for name in ("diff_p_perm", "diff_p_williams"):
+        out[f"{name}_holm"], out[f"{name}_bh"] = adjust_by_family(family.to_numpy(), out[name])
     return out[list(COLUMNS)]
 
 
@@ -134,12 +133,13 @@ def compare(data: PairData, head: dict, *, n_boot: int, n_perm: int, seed: int, 
     boots = [statistics(data, resampled_sums(bootstrap_weights(int(mask.sum()), n_boot, seed),
                                              data.sums[mask])) for mask in masks]
     hits = _permutations(data, masks, points, n_perm, rng)
+    intervals = _intervals(boots, ci)
     rows = []
     for s, (dim, mask) in enumerate(data.subsets):
         for key, (vx, vy) in points[s].items():
-            bx, by = boots[s][key]
             rows.append({**head, "dimension": dim, "level": key[0], "statistic": key[1],
-                         **_values(vx[0], vy[0], bx, by, ci),
+                         "value_a": vx[0], "value_b": vy[0], "diff": vx[0] - vy[0],
+                         **intervals[s][key],
                          "diff_p_perm": (1 + hits[s][key]) / (1 + n_perm)
                          if np.isfinite(vx[0] - vy[0]) else np.nan,
                          "diff_p_williams": _williams(data, mask, points[s], key),
@@ -149,11 +149,18 @@ def compare(data: PairData, head: dict, *, n_boot: int, n_perm: int, seed: int, 
     return rows
 
 
-def _values(vx: float, vy: float, bx: np.ndarray, by: np.ndarray, ci: float) -> dict:
-    out = {"value_a": vx, "value_b": vy, "diff": vx - vy}
-    for name, samples in (("value_a", bx), ("value_b", by), ("diff", bx - by)):
-        low, high = percentile_interval(samples[:, None], ci)
-        out[f"{name}_ci_boot_low"], out[f"{name}_ci_boot_high"] = float(low[0]), float(high[0])
+def _intervals(boots: list[dict], ci: float) -> list[dict]:
+    """Percentile intervals of both values and their difference, every subset and
+    statistic at once (one quantile call)."""
+    keys = [(s, key) for s, boot in enumerate(boots) for key in boot]
+    columns = [c for s, key in keys for c in (boots[s][key][0], boots[s][key][1],
+                                              boots[s][key][0] - boots[s][key][1])]
+    low, high = percentile_interval(np.column_stack(columns), ci)
+    out: list[dict] = [{} for _ in boots]
+    for n, (s, key) in enumerate(keys):
+        out[s][key] = {f"{name}_ci_boot_{end}": float(bound[3 * n + k])
+                       for k, name in enumerate(("value_a", "value_b", "diff"))
+                       for end, bound in (("low", low), ("high", high))}
     return out
 
 

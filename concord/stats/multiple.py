@@ -8,6 +8,8 @@ the family and stay NaN.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from concord.stats._validate import check_fraction
@@ -51,6 +53,18 @@ def benjamini_hochberg(p: object) -> np.ndarray:
         scaled = np.minimum(1.0, m * values[order] / np.arange(1, m + 1))
         out[order] = np.minimum.accumulate(scaled[::-1])[::-1]
     return out
+
+
+def adjust_by_family(family: np.ndarray, p: object) -> tuple[np.ndarray, np.ndarray]:
+    """Holm and Benjamini–Hochberg adjustments of ``p`` within each ``family`` code."""
+    values = np.asarray(p, dtype=float)
+    out_holm, out_bh = np.full(values.shape, np.nan), np.full(values.shape, np.nan)
+    order = np.argsort(family, kind="stable")
+    bounds = np.flatnonzero(np.r_[True, np.diff(family[order]) != 0, True])
+    for start, stop in itertools.pairwise(bounds):
+        rows = order[start:stop]
+        out_holm[rows], out_bh[rows] = holm(values[rows]), benjamini_hochberg(values[rows])
+    return out_holm, out_bh
 
 
 def min_ranks(scores: np.ndarray) -> np.ndarray:

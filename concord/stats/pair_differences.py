@@ -27,9 +27,8 @@ from concord.stats._resample import (
     unit_sums,
 )
 from concord.stats.bradley_terry import ELO_FACTOR, BradleyTerryBoot
+from concord.stats.differences import MAX_MODELS
 from concord.stats.pairs import Judgments
-
-MAX_MODELS = 30
 
 
 def _top_pairs(score: np.ndarray, max_models: int) -> tuple[np.ndarray, np.ndarray, int]:
