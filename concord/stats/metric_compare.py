@@ -51,22 +51,25 @@ COLUMNS = ("human", "dimension", "level", "statistic", "metric_a", "judge_a", "m
            "n_metrics", "n_metrics_compared")
 
 
-def williams_test(r12: float, r13: float, r23: float, n: int) -> tuple[float, float]:
+def williams_test(r12: object, r13: object, r23: object, n: object) -> tuple:
     """Williams' t for H0 ρ12 = ρ13 (variable 1 shared), two-sided p on n − 3 df.
 
     ``t = (r12 − r13) √((n − 1)(1 + r23)) / √(2 (n − 1)/(n − 3) |R| + r̄² (1 − r23)³)``,
     ``|R| = 1 − r12² − r13² − r23² + 2 r12 r13 r23``, ``r̄ = (r12 + r13) / 2``.
-    NaN for n < 4 or an undefined correlation.
+    Works on scalars (floats back) or arrays; NaN for n < 4 or an undefined correlation.
     """
-    if n < 4 or not np.isfinite([r12, r13, r23]).all():
-        return float("nan"), float("nan")
+    r12, r13, r23, n = (np.asarray(v, dtype=float) for v in (r12, r13, r23, n))
     det = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
     rbar = (r12 + r13) / 2
-    den = 2 * (n - 1) / (n - 3) * det + rbar**2 * (1 - r23) ** 3
-    if den <= 0:
-        return float("nan"), float("nan")
-    t = (r12 - r13) * np.sqrt((n - 1) * (1 + r23)) / np.sqrt(den)
-    return float(t), float(2 * stats.t.sf(abs(t), n - 3))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        den = 2 * (n - 1) / (n - 3) * det + rbar**2 * (1 - r23) ** 3
+        t = (r12 - r13) * np.sqrt((n - 1) * (1 + r23)) / np.sqrt(den)
+        ok = (n >= 4) & (den > 0) & np.isfinite(t)
+        t = np.where(ok, t, np.nan)
+        p = np.where(ok, 2 * stats.t.sf(np.abs(t), np.where(ok, n - 3, 1)), np.nan)
+    if t.ndim == 0:
+        return float(t), float(p)
+    return t, p
 
 
 def metric_comparisons(joined: Joined, *, n_boot: int = 1000, n_perm: int = 1000,

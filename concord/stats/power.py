@@ -38,6 +38,8 @@ from concord.stats.metric_compare import williams_test
 
 # Simulated values (studies × prompts × models × raters) drawn at once.
 _BLOCK = 4_000_000
+# Values a whole plan may draw (about a minute on one core).
+MAX_WORK = 3_000_000_000
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,11 @@ def plan_table(c: Components, *, prompts: Sequence[int], raters: Sequence[int],
     """One row per (raters, prompts): simulated targets and their closed forms."""
     check_fraction(alpha, name="alpha")
     n_sims = check_positive_int(n_sims, name="n_sims", minimum=2)
+    work = n_sims * c.n_models * sum(p * r for p in prompts for r in raters)
+    if work > MAX_WORK:
+        raise ValueError(f"a plan of {n_sims:,} studies × {c.n_models} models over prompts "
+                         f"{list(prompts)} and raters {list(raters)} draws {work:,.0f} values "
+                         f"(limit {MAX_WORK:,}); use fewer simulations or a smaller grid")
     z = stats.norm.ppf(1 - alpha / 2)
     rows = []
     for r in sorted({check_positive_int(v, name="raters") for v in raters}):
@@ -158,23 +165,33 @@ def plan_table(c: Components, *, prompts: Sequence[int], raters: Sequence[int],
 
 def _power_diff(c: Components, p: int, r: int, n_sims: int, alpha: float,
                 rng: np.random.Generator) -> float:
-    v = rng.normal(0, c.sd_prompt_model, (n_sims, p, 2))
-    e = rng.normal(0, c.sd_rater, (n_sims, p, 2, r)).mean(axis=3)
-    d = c.difference + (v[..., 0] - v[..., 1]) + (e[..., 0] - e[..., 1])
-    sd = d.std(axis=1, ddof=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = d.mean(axis=1) / (sd / np.sqrt(p))
-    pval = np.where(sd > 0, 2 * stats.t.sf(np.abs(t), p - 1),
-                    np.where(d.mean(axis=1) != 0, 0.0, 1.0))
-    return float(np.mean(pval < alpha))
+    hits = 0
+    step = max(1, _BLOCK // (2 * p * (r + 1)))
+    for start in range(0, n_sims, step):
+        k = min(step, n_sims - start)
+        v = rng.normal(0, c.sd_prompt_model, (k, p, 2))
+        e = rng.normal(0, c.sd_rater, (k, p, 2, r)).mean(axis=3)
+        d = c.difference + (v[..., 0] - v[..., 1]) + (e[..., 0] - e[..., 1])
+        sd = d.std(axis=1, ddof=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = d.mean(axis=1) / (sd / np.sqrt(p))
+        pval = np.where(sd > 0, 2 * stats.t.sf(np.abs(t), p - 1),
+                        np.where(d.mean(axis=1) != 0, 0.0, 1.0))
+        hits += int(np.sum(pval < alpha))
+    return hits / n_sims
 
 
 def _score_width(c: Components, p: int, r: int, n_sims: int, alpha: float,
                  rng: np.random.Generator) -> float:
-    u = rng.normal(0, c.sd_prompt, (n_sims, p))
-    v = rng.normal(0, c.sd_prompt_model, (n_sims, p))
-    e = rng.normal(0, c.sd_rater / np.sqrt(r), (n_sims, p))   # the mean of R ratings
-    low, high = np.quantile((u + v + e).mean(axis=1), [alpha / 2, 1 - alpha / 2])
+    means = []
+    step = max(1, _BLOCK // (3 * p))
+    for start in range(0, n_sims, step):
+        k = min(step, n_sims - start)
+        u = rng.normal(0, c.sd_prompt, (k, p))
+        v = rng.normal(0, c.sd_prompt_model, (k, p))
+        e = rng.normal(0, c.sd_rater / np.sqrt(r), (k, p))   # the mean of R ratings
+        means.append((u + v + e).mean(axis=1))
+    low, high = np.quantile(np.concatenate(means), [alpha / 2, 1 - alpha / 2])
     return float(high - low)
 
 
@@ -226,9 +243,12 @@ def _power_metrics(c: Components, p: int, r: int, n_sims: int, alpha: float,
     for start in range(0, n_sims, step):
         k = min(step, n_sims - start)
         draws = rng.normal(size=(k, n, 3)) @ chol.T
-        corr = np.array([np.corrcoef(d.T) for d in draws])
-        pvals = [williams_test(cc[0, 1], cc[0, 2], cc[1, 2], n)[1] for cc in corr]
-        hits += int(np.sum(np.array(pvals) < alpha))
+        draws -= draws.mean(axis=1, keepdims=True)
+        cov = np.einsum("kni,knj->kij", draws, draws)
+        sd = np.sqrt(np.einsum("kii->ki", cov))
+        corr = cov / (sd[:, :, None] * sd[:, None, :])
+        _, pvals = williams_test(corr[:, 0, 1], corr[:, 0, 2], corr[:, 1, 2], n)
+        hits += int(np.sum(pvals < alpha))
     return hits / n_sims
 
 
