@@ -168,7 +168,13 @@ def _human(r: dict) -> dict:
             "std (raters)": _num(r["std_rater_means"]),
             "mean of image means": _num(r["mean_image_means"]),
             "95% CI ": _ci(r, "mean_image_means_ci_boot"), "raters": r["n_raters"],
-            "images": r["n_images"]}
+            "images": r["n_images"], "rank [95% CI]": _rank(r)}
+
+
+def _rank(row: dict) -> str:
+    from concord.cli.stats_claims import rank
+
+    return rank(row)
 
 
 def _leaderboard(rows: list[dict]) -> list[dict]:
@@ -225,6 +231,9 @@ def print_report(doc: dict) -> None:
     _section("Agreement per dimension and model", by_dim.get("agreement", []), _agreement)
     _print_rankings(doc["rankings"])
     _print_pairs(doc["pairs"])
+    from concord.cli import stats_claims  # its tables only when a report prints
+
+    stats_claims.print_claims(doc, _section)
     checklist = doc.get("checklist") or {}
     _section("Checklist: agreement per condition", checklist.get("conditions", []), _plain(
         ("criterion", "condition", "n_images", "n_raters", "share_ticked", "percent_agreement",
