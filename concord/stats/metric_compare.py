@@ -35,7 +35,6 @@ from concord.stats.metric_pair import (
     PairData,
     SwapDraws,
     statistics,
-    swap_deltas,
     swapped_sums,
 )
 from concord.stats.multiple import adjust_by_family
@@ -189,19 +188,14 @@ def _permutations(data: PairData, masks: list[np.ndarray], points: list[dict], n
                   rng: np.random.Generator) -> list[dict]:
     """Per subset and (level, statistic): how many swaps reach the observed |diff|."""
     draws = SwapDraws(data, masks, rng)
-    deltas = swap_deltas(data, masks)
-    width = data.n_models + 3
     counts = [dict.fromkeys(p, 0) for p in points]
     bounds = [{k: abs(vx[0] - vy[0]) * (1 - _SLACK) for k, (vx, vy) in p.items()}
               for p in points]
     step = max(1, _BLOCK_CELLS // max(1, len(data.unit), data.n_units * len(WITHIN)))
     for start in range(0, n_perm, step):
-        within, bits = draws.block(min(step, n_perm - start))
-        delta = np.asarray(bits.astype(np.float32) @ deltas.astype(np.float32)).astype(float)
+        within, delta = draws.block(min(step, n_perm - start))
         for s, mask in enumerate(masks):
-            sums = swapped_sums(data, data.sums[mask].sum(axis=0),
-                                delta[:, s * width:(s + 1) * width],
-                                within[:, s])
+            sums = swapped_sums(data, data.sums[mask].sum(axis=0), delta[:, s], within[:, s])
             for key, (vx, vy) in statistics(data, sums).items():
                 null = np.abs(vx - vy)
                 counts[s][key] += int(np.sum(~(null < bounds[s][key])))

@@ -17,9 +17,10 @@ statistic changes, and a swap then exchanges values on one scale.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from concord.stats._resample import prompt_codes
 from concord.stats.correlation import ROWWISE
@@ -137,70 +138,88 @@ def statistics(data: PairData, sums: np.ndarray) -> dict[tuple[str, str], tuple]
     return out
 
 
+class _Group:
+    """The prompts with K images each, their images ordered by (subset, model) so that a
+    swap's changes of the model and pooled-Pearson sums are dot products of contiguous
+    slices (every prompt is in ``all`` and in at most one dimension's subset)."""
+
+    def __init__(self, data: PairData, k: int, prompts: np.ndarray,
+                 subset_of: np.ndarray) -> None:
+        rows = np.flatnonzero(np.isin(data.unit, prompts))
+        rows = rows[np.lexsort((data.model[rows], subset_of[data.unit[rows]]))]
+        self.k, self.prompts, self.rows = k, prompts, rows
+        self.local = np.searchsorted(prompts, data.unit[rows])
+        self.slot = data.slot[rows]
+        dx = data.y[rows] - data.x[rows]
+        self.weights = np.column_stack([dx, data.y[rows] ** 2 - data.x[rows] ** 2,
+                                        data.h[rows] * dx]).astype(np.float32)
+        self.dx = dx.astype(np.float32)
+        key = subset_of[data.unit[rows]] * data.n_models + data.model[rows]
+        edges = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True])
+        self.blocks = [(int(key[a]) // data.n_models, int(key[a]) % data.n_models, a, b)
+                       for a, b in itertools.pairwise(edges)]
+        self.table = None
+        if 2 <= k <= TABLE_MAX_ITEMS:
+            self.table = PatternTable(*(data.grid(v, prompts, k) for v in (data.h, data.x,
+                                                                           data.y)))
+        self.decisive = decisive_pairs(data.grid(data.h, prompts, k)) if k >= 2 else None
+
+
 class SwapDraws:
     """Blocks of swap draws (every image's two metric values exchanged with probability
-    ½): per block, the :data:`WITHIN` columns summed over each subset's prompts
-    ``(R, subsets, WITHIN)`` and the swap bit of every image ``(R, images)``."""
+    ½). Per block: the :data:`WITHIN` columns summed over each subset's prompts
+    ``(R, subsets, WITHIN)`` and the changes of x' 's model sums and pooled Σx, Σx², Σhx
+    per subset ``(R, subsets, M + 3)`` (y' changes by the opposite)."""
 
     def __init__(self, data: PairData, subsets: list[np.ndarray],
                  rng: np.random.Generator) -> None:
         self.data, self.rng = data, rng
         self.member = np.stack(subsets, axis=1).astype(float)        # prompts × subsets
-        self.tables = {}
-        for k, prompts in data.groups.items():
-            if 2 <= k <= TABLE_MAX_ITEMS:
-                hh = data.grid(data.h, prompts, k)
-                self.tables[k] = PatternTable(hh, data.grid(data.x, prompts, k),
-                                              data.grid(data.y, prompts, k))
+        subset_of = np.zeros(data.n_units, dtype=np.int64)           # 0: in "all" only
+        for s, mask in enumerate(subsets[1:], start=1):
+            subset_of[mask] = s
+        self.groups = [_Group(data, k, prompts, subset_of)
+                       for k, prompts in data.groups.items()]
 
     def block(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         d = self.data
         within = np.zeros((n, self.member.shape[1], len(WITHIN)))
-        bits = np.zeros((n, len(d.unit)), dtype=bool)
-        for k, prompts in d.groups.items():
-            rows = np.flatnonzero(np.isin(d.unit, prompts))
-            local = np.searchsorted(prompts, d.unit[rows])
-            if k in self.tables:
-                pattern = self.rng.integers(0, 2**k, size=(n, prompts.size), dtype=np.uint16)
-                bits[:, rows] = (pattern[:, local] >> d.slot[rows].astype(np.uint16)) & 1
-                sx, sy = self.tables[k].pick(pattern)
-            elif k >= 2:
-                drawn = self.rng.integers(0, 2, size=(n, prompts.size, k)).astype(bool)
-                bits[:, rows] = drawn[:, local, d.slot[rows]]
-                sx, sy = swapped_within(d.grid(d.h, prompts, k), d.grid(d.x, prompts, k),
-                                        d.grid(d.y, prompts, k), drawn)
-            else:
-                bits[:, rows] = self.rng.integers(0, 2, size=(n, rows.size)).astype(bool)
+        delta = np.zeros((n, self.member.shape[1], d.n_models + 3))
+        for g in self.groups:
+            bits, sx, sy = self._draw(g, n)
+            for s, m, a, b in g.blocks:
+                part = bits[:, a:b]
+                change = part @ g.dx[a:b]
+                pooled = part @ g.weights[a:b]
+                for target in {0, s}:                                # "all" and its subset
+                    delta[:, target, m] += change
+                    delta[:, target, d.n_models:] += pooled
+            if sx is None:
                 continue
-            decisive = decisive_pairs(d.grid(d.h, prompts, k))
-            member = self.member[prompts]
-            for c, column in enumerate(within_columns(sx, sy, decisive, stack=False)):
-                within[:, :, c] += np.broadcast_to(column, (n, prompts.size)) @ member
-        return within, bits
+            member = self.member[g.prompts]
+            for c, column in enumerate(within_columns(sx, sy, g.decisive, stack=False)):
+                within[:, :, c] += np.broadcast_to(column, (n, g.prompts.size)) @ member
+        return within, delta
 
-
-def swap_deltas(data: PairData, subsets: list[np.ndarray]) -> sparse.csr_matrix:
-    """Items × (subset, [model columns, Σx, Σxx, Σhx]) changes of x' when an item swaps."""
-    m, n_items = data.n_models, len(data.unit)
-    width = m + 3
-    dx, dxx = data.y - data.x, data.y**2 - data.x**2
-    rows, cols, vals = [], [], []
-    for s, prompts in enumerate(subsets):
-        mine = np.flatnonzero(prompts[data.unit])
-        for col, v in ((data.model[mine], dx[mine]), (m, dx[mine]), (m + 1, dxx[mine]),
-                       (m + 2, data.h[mine] * dx[mine])):
-            rows.append(mine)
-            cols.append(s * width + np.broadcast_to(col, mine.shape))
-            vals.append(v)
-    return sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows),
-                                                     np.concatenate(cols))),
-                             shape=(n_items, len(subsets) * width))
+    def _draw(self, g: _Group, n: int) -> tuple[np.ndarray, dict | None, dict | None]:
+        """Swap bits ``(R, images)`` (float32) and the within stats of x' and y'."""
+        d = self.data
+        if g.table is not None:
+            pattern = self.rng.integers(0, 2**g.k, size=(n, g.prompts.size), dtype=np.uint16)
+            bits = ((pattern[:, g.local] >> g.slot.astype(np.uint16)) & 1).astype(np.float32)
+            return (bits, *g.table.pick(pattern))
+        if g.k >= 2:
+            drawn = self.rng.integers(0, 2, size=(n, g.prompts.size, g.k)).astype(bool)
+            sx, sy = swapped_within(*(d.grid(v, g.prompts, g.k) for v in (d.h, d.x, d.y)),
+                                    drawn)
+            return drawn[:, g.local, g.slot].astype(np.float32), sx, sy
+        return self.rng.integers(0, 2, size=(n, g.rows.size)).astype(np.float32), None, None
 
 
 def swapped_sums(data: PairData, base: np.ndarray, delta: np.ndarray,
                  within: np.ndarray) -> np.ndarray:
     """``(R, columns)`` sums of one subset under swaps: ``base`` (its data sums), ``delta``
-    ``(R, M + 3)`` from :func:`swap_deltas`, ``within`` ``(R, WITHIN)`` summed over its
+    ``(R, M + 3)`` (:class:`SwapDraws`), ``within`` ``(R, WITHIN)`` summed over its
     prompts."""
     m = data.n_models
     out = np.repeat(base[None, :], delta.shape[0], axis=0)
