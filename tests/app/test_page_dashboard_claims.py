@@ -42,12 +42,16 @@ def test_headline_gives_best_only_to_a_model_the_data_put_first():
     assert "Tied for best" in claims.headline(equal, "O")
 
 
-def test_a_tied_leaderboard_says_tied_and_shows_rank_intervals(app_env, tmp_path):
-    db = app_env["db"]
-    seed_study(db, tmp_path)
+def _seeded_dashboard(app_env, tmp_path):
+    """The researcher's dashboard on the seeded study, and that study's report."""
+    seed_study(app_env["db"], tmp_path)
     at = researcher_dashboard()
     pick_study(at, "dash")
-    doc = report.study_report(db, "dash")
+    return at, report.study_report(app_env["db"], "dash")
+
+
+def test_a_tied_leaderboard_says_tied_and_shows_rank_intervals(app_env, tmp_path):
+    at, doc = _seeded_dashboard(app_env, tmp_path)
     sc = {r["model"]: r for r in doc["human"] if r["criterion"] == "SC"}
     tied = sorted(m for m, r in sc.items() if r["rank_mean_rater_means_ci_boot_low"] == 1)
     assert len(tied) >= 2                       # the seeded study: alpha and beta on SC
@@ -64,11 +68,7 @@ def test_a_tied_leaderboard_says_tied_and_shows_rank_intervals(app_env, tmp_path
 
 
 def test_metric_comparison_pair_differences_and_plan_render(app_env, tmp_path):
-    db = app_env["db"]
-    seed_study(db, tmp_path)
-    at = researcher_dashboard()
-    pick_study(at, "dash")
-    doc = report.study_report(db, "dash")
+    at, doc = _seeded_dashboard(app_env, tmp_path)
     metrics = next(f for f in frame_values(at) if {"metric", "value", "ci_boot_low"}
                    <= set(f.columns))
     assert set(metrics["metric"]) == {"vqascore", "gned"}
