@@ -98,7 +98,7 @@ class PairData:
         return 4 * self.n_models + len(PEARSON) + k
 
 
-def within_columns(sx: dict, sy: dict, decisive: np.ndarray,
+def within_columns(sx: dict, sy: dict, decisive: np.ndarray | None,
                    stack: bool = True) -> np.ndarray | list[np.ndarray]:
     """The :data:`WITHIN` columns from the within stats of x and y (any leading shape),
     stacked on a last axis or as a list."""
@@ -107,7 +107,9 @@ def within_columns(sx: dict, sy: dict, decisive: np.ndarray,
         for s in (sx, sy):
             ok = np.isfinite(s[name])
             parts += [np.where(ok, s[name], 0.0), ok.astype(float)]
-    parts += [sx["hits"], sy["hits"], np.broadcast_to(decisive, sx["hits"].shape)]
+    parts += [sx["hits"], sy["hits"]]
+    if decisive is not None:                 # the same under every swap: once, not per draw
+        parts.append(np.broadcast_to(decisive, sx["hits"].shape))
     return np.stack(parts, axis=-1) if stack else parts
 
 
@@ -159,9 +161,14 @@ class _Group:
         self.blocks = [(int(key[a]) // data.n_models, int(key[a]) % data.n_models, a, b)
                        for a, b in itertools.pairwise(edges)]
         self.table = None
+        # Whether τ and ρ are defined under every swap (no table NaN): then their counts
+        # need no per-draw work.
+        self.finite = False
         if 2 <= k <= TABLE_MAX_ITEMS:
             self.table = PatternTable(*(data.grid(v, prompts, k) for v in (data.h, data.x,
                                                                            data.y)))
+            self.finite = all(np.isfinite(self.table.table[s]).all()
+                              for s in ("kendall_tau_b", "spearman"))
         self.decisive = decisive_pairs(data.grid(data.h, prompts, k)) if k >= 2 else None
 
 
@@ -186,34 +193,47 @@ class SwapDraws:
         within = np.zeros((n, self.member.shape[1], len(WITHIN)))
         delta = np.zeros((n, self.member.shape[1], d.n_models + 3))
         for g in self.groups:
-            bits, sx, sy = self._draw(g, n)
+            bits, sx, sy = self._draw(g, n)                         # images × R
             for s, m, a, b in g.blocks:
-                part = bits[:, a:b]
-                change = part @ g.dx[a:b]
-                pooled = part @ g.weights[a:b]
+                change = g.dx[a:b] @ bits[a:b]
+                pooled = (g.weights[a:b].T @ bits[a:b]).T
                 for target in {0, s}:                                # "all" and its subset
                     delta[:, target, m] += change
                     delta[:, target, d.n_models:] += pooled
             if sx is None:
                 continue
-            member = self.member[g.prompts]
-            for c, column in enumerate(within_columns(sx, sy, g.decisive, stack=False)):
-                within[:, :, c] += np.broadcast_to(column, (n, g.prompts.size)) @ member
+            member = self.member[g.prompts].T                        # subsets × prompts
+            counts = member.sum(axis=1)
+            for c, name in enumerate(WITHIN[:-1]):
+                if name.endswith("_n") and g.finite:
+                    within[:, :, c] += counts                        # defined under every swap
+                    continue
+                stat = {"tau": "kendall_tau_b", "rho": "spearman", "hits": "hits"}[
+                    name.split("_")[0]]
+                values = (sx if "_x" in name else sy)[stat]
+                if name.endswith("_n"):
+                    values = np.isfinite(values).astype(float)
+                elif not g.finite:
+                    values = np.nan_to_num(values)
+                within[:, :, c] += (member @ values).T
+            within[:, :, len(WITHIN) - 1] += member @ g.decisive
         return within, delta
 
     def _draw(self, g: _Group, n: int) -> tuple[np.ndarray, dict | None, dict | None]:
-        """Swap bits ``(R, images)`` (float32) and the within stats of x' and y'."""
+        """Swap bits ``(images, R)`` (float32) and the within stats of x' and y'
+        ``(prompts, R)``; draws are prompt-major (a prompt's R draws are contiguous)."""
         d = self.data
         if g.table is not None:
-            pattern = self.rng.integers(0, 2**g.k, size=(n, g.prompts.size), dtype=np.uint16)
-            bits = ((pattern[:, g.local] >> g.slot.astype(np.uint16)) & 1).astype(np.float32)
+            pattern = self.rng.integers(0, 2**g.k, size=(g.prompts.size, n), dtype=np.uint16)
+            bits = ((pattern[g.local] >> g.slot.astype(np.uint16)[:, None]) & 1).astype(
+                np.float32)
             return (bits, *g.table.pick(pattern))
         if g.k >= 2:
-            drawn = self.rng.integers(0, 2, size=(n, g.prompts.size, g.k)).astype(bool)
+            drawn = self.rng.integers(0, 2, size=(g.prompts.size, n, g.k)).astype(bool)
             sx, sy = swapped_within(*(d.grid(v, g.prompts, g.k) for v in (d.h, d.x, d.y)),
                                     drawn)
-            return drawn[:, g.local, g.slot].astype(np.float32), sx, sy
-        return self.rng.integers(0, 2, size=(n, g.rows.size)).astype(np.float32), None, None
+            return drawn[g.local, :, g.slot].astype(np.float32), sx, sy
+        return self.rng.integers(0, 2, size=(g.rows.size, n)).astype(np.float32), None, None
 
 
 def swapped_sums(data: PairData, base: np.ndarray, delta: np.ndarray,

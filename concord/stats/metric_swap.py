@@ -125,27 +125,27 @@ class PatternTable:
         values = {"kendall_tau_b": np.where(bad, np.nan, tau),
                   "spearman": np.where(bad, np.nan, np.clip(rho, -1, 1)), "hits": hits}
         # x' of a pattern and y' of it (x' of the complement) side by side as one complex
-        # number: a permutation is then ONE 1-D take per statistic (a take of rows of a
-        # 2-D table is several times slower).
-        self.flat = {name: (v + 1j * v[:, ::-1]).ravel() for name, v in values.items()}
-        self.size = size
+        # number, one row of patterns per prompt: a permutation is one gather per
+        # statistic within each prompt's row (a row stays in cache; a flat gather over
+        # the whole table is several times slower).
+        self.table = {name: v + 1j * v[:, ::-1] for name, v in values.items()}
 
     def pick(self, pattern: np.ndarray) -> tuple[dict, dict]:
-        """Stats of ``x'`` and ``y'`` for ``pattern`` ``(R, prompts)``."""
-        at = (np.arange(pattern.shape[1], dtype=np.int64) * self.size)[None, :] + pattern
-        both = {s: np.take(v, at) for s, v in self.flat.items()}
+        """Stats of ``x'`` and ``y'`` for ``pattern`` ``(prompts, R)``: each ``(prompts, R)``."""
+        at = pattern.astype(np.intp)
+        both = {s: np.take_along_axis(v, at, axis=1) for s, v in self.table.items()}
         return ({s: v.real for s, v in both.items()}, {s: v.imag for s, v in both.items()})
 
 
 def swapped_within(h: np.ndarray, x: np.ndarray, y: np.ndarray,
                    bits: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Within stats of ``x'`` and ``y'`` for drawn swaps ``bits`` ``(R, prompts, K)``:
-    each ``(R, prompts)`` (prompts too large for a :class:`PatternTable`)."""
-    n_perm, n_prompts, k = bits.shape
+    """Within stats of ``x'`` and ``y'`` for drawn swaps ``bits`` ``(prompts, R, K)``:
+    each ``(prompts, R)`` (prompts too large for a :class:`PatternTable`)."""
+    n_prompts, n_perm, k = bits.shape
     sh = pair_signs(h)
     out = []
     for first, second in ((y, x), (x, y)):
-        swapped = np.where(bits, first, second).transpose(1, 0, 2)   # prompts × R × K
+        swapped = np.where(bits, first[:, None, :], second[:, None, :])   # prompts × R × K
         sm = pair_signs(swapped.reshape(-1, k)).reshape(n_prompts, n_perm, -1)
-        out.append({n: v.T for n, v in sign_stats(sh, sm, k).items()})
+        out.append(sign_stats(sh, sm, k))
     return out[0], out[1]
