@@ -26,7 +26,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from concord.stats.correlation import _KENDALL_SORT_MIN as KENDALL_SORT_MIN
+from concord.stats.correlation import row_ranks, rowwise_kendall
+
 TABLE_MAX_ITEMS = 10
+# Pair signs (rows × item pairs) held at once on the draw-by-draw path.
+PAIR_CELLS = 2_000_000
 
 
 def _pairs(k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -69,8 +74,14 @@ def pair_signs(v: np.ndarray) -> np.ndarray:
 
 def within_stats(h: np.ndarray, m: np.ndarray) -> dict[str, np.ndarray]:
     """Per row (one prompt, K items as columns): τ_b, ρ and hits."""
-    out = sign_stats(pair_signs(h), pair_signs(m)[:, None, :], h.shape[1])
-    return {name: v[:, 0] for name, v in out.items()}
+    k = h.shape[1]
+    if k <= 32:
+        out = sign_stats(pair_signs(h), pair_signs(m)[:, None, :], k)
+        return {name: v[:, 0] for name, v in out.items()}
+    # Many images per prompt (hundreds of models): chunks of rows, ρ from ranks.
+    step = max(1, PAIR_CELLS // (k * (k - 1) // 2))
+    parts = [_row_stats(h[a:a + step], m[a:a + step]) for a in range(0, len(h), step)]
+    return {n: np.concatenate([p[n] for p in parts]) for n in parts[0]}
 
 
 def decisive_pairs(h: np.ndarray) -> np.ndarray:
@@ -140,12 +151,56 @@ class PatternTable:
 def swapped_within(h: np.ndarray, x: np.ndarray, y: np.ndarray,
                    bits: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Within stats of ``x'`` and ``y'`` for drawn swaps ``bits`` ``(prompts, R, K)``:
-    each ``(prompts, R)`` (prompts too large for a :class:`PatternTable`)."""
+    each ``(prompts, R)`` (prompts too large for a :class:`PatternTable`). Rows (prompt ×
+    draw) go in chunks of at most :data:`PAIR_CELLS` pair signs; ρ comes from ranks."""
     n_prompts, n_perm, k = bits.shape
-    sh = pair_signs(h)
+    step = max(1, PAIR_CELLS // max(1, k * (k - 1) // 2))
+    prompt = np.repeat(np.arange(n_prompts), n_perm)
     out = []
     for first, second in ((y, x), (x, y)):
-        swapped = np.where(bits, first[:, None, :], second[:, None, :])   # prompts × R × K
-        sm = pair_signs(swapped.reshape(-1, k)).reshape(n_prompts, n_perm, -1)
-        out.append(sign_stats(sh, sm, k))
+        values = np.where(bits, first[:, None, :], second[:, None, :]).reshape(-1, k)
+        parts = [_row_stats(h[prompt[a:a + step]], values[a:a + step])
+                 for a in range(0, len(values), step)]
+        out.append({n: np.concatenate([p[n] for p in parts]).reshape(n_prompts, n_perm)
+                    for n in parts[0]})
     return out[0], out[1]
+
+
+def _tied_pairs(v: np.ndarray) -> np.ndarray:
+    """Per row: pairs of equal values (Σ t(t − 1)/2 over tie groups), by sorting."""
+    ordered = np.sort(v, axis=1)
+    same = ordered[:, 1:] == ordered[:, :-1]
+    # Position of the last break before each place: a run's k-th equal value has k earlier.
+    where = np.where(same, 0, np.arange(1, v.shape[1]))
+    last = np.maximum.accumulate(where, axis=1)
+    return np.where(same, np.arange(1, v.shape[1]) - last, 0).sum(axis=1)
+
+
+def _row_stats(h: np.ndarray, m: np.ndarray) -> dict[str, np.ndarray]:
+    """τ_b, ρ and hits per row of the human's and the metric's values (rows × K). From
+    ``KENDALL_SORT_MIN`` items on, τ_b comes from scipy's O(K log K) per row
+    (``rowwise_kendall``) and hits from ``S = τ_b √((n0 − n1)(n0 − n2))``:
+    ``hits = (S + decisive) / 2`` (a concordant pair counts 1, a metric tie ½, since
+    decisive = concordant + discordant + metric ties)."""
+    k = m.shape[1]
+    n0 = k * (k - 1) // 2
+    h_dev = row_ranks(h) - (k + 1) / 2
+    if k >= KENDALL_SORT_MIN:
+        n1, n2 = _tied_pairs(h), _tied_pairs(m)
+        tau_raw = rowwise_kendall(h, m)
+        concord = np.nan_to_num(tau_raw) * np.sqrt((n0 - n1) * (n0 - n2).astype(float))
+        hits = (concord + (n0 - n1)) / 2
+    else:
+        sh, sm = pair_signs(h), pair_signs(m)
+        n1, n2 = (sh == 0).sum(axis=1), (sm == 0).sum(axis=1)
+        concord = (sh.astype(np.int32) * sm).sum(axis=1)
+        decisive = sh != 0
+        hits = (decisive & (sm == sh)).sum(axis=1) + 0.5 * (decisive & (sm == 0)).sum(axis=1)
+    m_dev = row_ranks(m) - (m.shape[1] + 1) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = concord / np.sqrt((n0 - n1) * (n0 - n2).astype(float))
+        rho = (h_dev * m_dev).sum(axis=1) / np.sqrt((h_dev**2).sum(axis=1)
+                                                    * (m_dev**2).sum(axis=1))
+    bad = (n0 == n1) | (n0 == n2)
+    return {"kendall_tau_b": np.where(bad, np.nan, tau),
+            "spearman": np.where(bad, np.nan, np.clip(rho, -1, 1)), "hits": hits}

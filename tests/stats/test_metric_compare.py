@@ -190,3 +190,42 @@ def test_shapes_nobody_wrote():
                              n_boot=10, n_perm=10).set_index(["dimension", "statistic"])
     assert np.isnan(out.loc[("all", "kendall_tau_b_within_prompt"), "value_a"]).all()
     assert np.isfinite(out.loc[("all", "pearson"), "value_a"]).any()
+
+
+@pytest.mark.parametrize("k", [5, 40, 300])
+def test_within_prompt_statistics_of_any_size_equal_scipy(k):
+    # 5: pair signs; 40: pair signs in chunks; 300: scipy's sort-based τ_b per row.
+    rng = np.random.default_rng(k)
+    h = np.round(rng.normal(size=(6, k)) * 2) / 2            # many human ties
+    m = np.round(rng.normal(size=(6, k)) * 4) / 4            # some metric ties
+    m[0] = 1.0                                                # a constant metric
+    got = metric_swap.within_stats(h, m)
+    for row in range(6):
+        if np.ptp(m[row]) == 0:
+            assert np.isnan(got["kendall_tau_b"][row]) and np.isnan(got["spearman"][row])
+        else:
+            assert got["kendall_tau_b"][row] == pytest.approx(
+                stats.kendalltau(h[row], m[row]).statistic, abs=1e-9)
+            assert got["spearman"][row] == pytest.approx(
+                stats.spearmanr(h[row], m[row]).statistic, abs=1e-9)
+        i, j = np.triu_indices(k, 1)
+        sh, sm = np.sign(h[row, i] - h[row, j]), np.sign(m[row, i] - m[row, j])
+        hits = ((sh != 0) & (sm == sh)).sum() + 0.5 * ((sh != 0) & (sm == 0)).sum()
+        assert got["hits"][row] == pytest.approx(hits, abs=1e-6)
+
+
+@pytest.mark.parametrize("k", [3, 12, 260])
+def test_drawn_swaps_equal_the_statistics_of_the_swapped_values(k):
+    rng = np.random.default_rng(k)
+    h, x, y = (np.round(rng.normal(size=(4, k)) * 3) / 3 for _ in range(3))
+    bits = rng.random((4, 5, k)) < 0.5
+    first, second = metric_swap.swapped_within(h, x, y, bits)
+    for p in range(4):
+        for r in range(5):
+            xs = np.where(bits[p, r], y[p], x[p])
+            ys = np.where(bits[p, r], x[p], y[p])
+            for got, values in ((first, xs), (second, ys)):
+                ref = metric_swap.within_stats(h[p:p + 1], values[None, :])
+                for name in ("kendall_tau_b", "spearman", "hits"):
+                    assert got[name][p, r] == pytest.approx(ref[name][0], abs=1e-9,
+                                                            nan_ok=True)
