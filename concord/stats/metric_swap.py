@@ -109,7 +109,7 @@ class PatternTable:
                           axis=2)                                  # prompts × pairs × 4
         bits = (np.arange(size)[:, None] >> np.arange(k)) & 1      # patterns × K
         code = 2 * bits[:, i] + bits[:, j]                          # patterns × pairs
-        pick = np.zeros((a * 4, size))
+        pick = np.zeros((a * 4, size), dtype=np.float32)
         pick[np.arange(a)[None, :] * 4 + code, np.arange(size)[:, None]] = 1.0
         sh = np.sign(h[:, i] - h[:, j])
         dh = np.zeros((n, k))
@@ -117,10 +117,13 @@ class PatternTable:
         np.add.at(dh.T, j, -sh.T / 2)
 
         def total(terms: np.ndarray) -> np.ndarray:
-            return terms.reshape(n, a * 4) @ pick                   # prompts × patterns
+            # Every term is a multiple of 1/4 and every sum below 2^20 in size, so float32
+            # sums are exact (and twice as fast as float64).
+            flat = terms.reshape(n, a * 4).astype(np.float32)
+            return (flat @ pick).astype(float)                      # prompts × patterns
 
         concord = total(sh[:, :, None] * combos)
-        ties = total((combos == 0).astype(float))
+        ties = total(combos == 0)
         decisive = (sh != 0)[:, :, None]
         hits = total(decisive * ((combos == sh[:, :, None]) + 0.5 * (combos == 0)))
         cross = total(((dh[:, i] - dh[:, j]) / 2)[:, :, None] * combos)
