@@ -31,7 +31,12 @@ DESCRIPTION = (
     "metrics disagree on most, and the benchmark scores of stored metric values "
     "(PairComp, GenEval 2, TIIF-Bench, GNED, paraphrase consistency), and pairwise A/B "
     "statistics (win rates, Bradley-Terry with Davidson ties and ties-count-half, also on "
-    "pairs derived from rankings, Elo, left/right bias, agreement, metric pair accuracy). "
+    "pairs derived from rankings, Elo, left/right bias, agreement, metric pair accuracy), "
+    "and the claims a paper prints: every two models compared over prompts (bootstrap CI, "
+    "permutation and Wilcoxon tests, Holm and Benjamini-Hochberg), rank intervals, "
+    "Bradley-Terry differences and head-to-head win rates, every two metrics compared "
+    "against the same humans (paired bootstrap, swap permutation, Williams' test), "
+    "intervals on alpha and kappa, ICC(2,1)/ICC(2,k), weighted kappa, Kendall's W tests. "
     "Gold items count "
     "only for rater quality; excluded raters ('raters exclude') are left out. --json "
     "prints the whole document (docs/stats-json.md); missing statistics are null.")

@@ -49,6 +49,13 @@ def plan(db_path: str, study: str, criteria: list[str], version: tuple[str, ...]
     if not criteria:
         st.info("Planning needs ratings: this study (or filter) has none.")
         return
+    # Every tab renders on every run: the simulation waits until asked for, so the
+    # dashboard's first render does not pay for it.
+    if not st.toggle("Simulate the plan (a few seconds; cached afterwards)",
+                     key="dash_plan_on"):
+        st.caption("Power to tell two models apart against prompts, for 1, 3 and 5 raters "
+                   "per image, simulated from this study's ratings as a pilot.")
+        return
     c1, c2, c3 = st.columns(3)
     criterion = c1.selectbox("Criterion", criteria, key="dash_plan_criterion")
     typed = c2.number_input("Difference to detect (0 = the pilot's top-two gap)",

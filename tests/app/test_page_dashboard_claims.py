@@ -80,7 +80,12 @@ def test_metric_comparison_pair_differences_and_plan_render(app_env, tmp_path):
                and r["level"] == "model" and r["statistic"] == "spearman"
                and r["dimension"] == "all")
     assert {row["metric_a"], row["metric_b"]} == {"gned", "vqascore"}
-    # Plan tab: the power curves of 1, 3 and 5 raters per image.
+    # Plan tab: nothing is simulated until asked; then the power curves of 1, 3 and 5
+    # raters per image.
+    assert not any({"raters", "prompts", "power_diff"} <= set(f.columns)
+                   for f in frame_values(at))
+    at.toggle(key="dash_plan_on").set_value(True).run()
+    assert not at.exception
     specs = chart_specs(at)
     power = [s for s in specs if "power" in json.dumps(s)]
     assert power, "no power chart"

@@ -95,6 +95,7 @@ def test_tied_models_are_named_as_tied_and_the_plan_draws(server, page):
     page.get_by_text("Tied for best on").wait_for(timeout=30_000)
     assert page.get_by_text(re.compile(r"^Best on SC")).count() == 0
     page.get_by_role("tab", name="Plan").click()
+    page.get_by_text("Simulate the plan").click()
     page.get_by_text("From this study's O ratings").wait_for(timeout=60_000)
     assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 1
     assert page.locator('[data-testid="stException"]').count() == 0
