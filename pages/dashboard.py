@@ -3,9 +3,9 @@
 import streamlit as st
 
 from concord.services import report
+from concord.ui import dashboard_plan, session
 from concord.ui import dashboard_tabs as tabs_
 from concord.ui import dashboard_view as view
-from concord.ui import session
 
 session.require_researcher()
 db = session.db()
@@ -51,7 +51,7 @@ for col, (label, value) in zip(cols, (("Ratings", meta["n_ratings"]),
 st.caption(view.count_caption(meta))
 
 tabs = st.tabs(["Leaderboard", "Agreement", "Human vs metric", "Per model", "Disagreements",
-                "Raters", "Rankings", "Pairs", "Benchmarks", "Downloads"])
+                "Raters", "Rankings", "Pairs", "Benchmarks", "Plan", "Downloads"])
 with tabs[0]:
     tabs_.leaderboard(doc)
 with tabs[1]:
@@ -72,6 +72,9 @@ with tabs[6]:
         st.dataframe(view.table(ranks["models"]), hide_index=True, width="stretch")
         st.subheader("Kendall's W (agreement of rankers)")
         st.dataframe(view.table(ranks["kendalls_w"]), hide_index=True, width="stretch")
+        with st.expander("Kendall's W per prompt, with its χ² test"):
+            st.dataframe(view.table(ranks["kendalls_w_prompts"]), hide_index=True,
+                         width="stretch")
         st.subheader("Position bias")
         st.dataframe(view.table(ranks["position_bias"]), hide_index=True, width="stretch")
         if ranks["rank_by_position"]:
@@ -92,6 +95,8 @@ with tabs[8]:
     if not shown_any:
         st.info("No metric scores yet: `python -m concord score` or `import-scores`.")
 with tabs[9]:
+    dashboard_plan.plan(db_path, study, view.criteria(doc), version)
+with tabs[10]:
     st.caption("Label exports leave out excluded raters (`python -m concord export "
                "--include-excluded` keeps them).")
     for fmt, label, name, mime in (

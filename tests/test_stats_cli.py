@@ -73,9 +73,10 @@ def test_json_numbers_equal_scipy_and_statsmodels(seeded, capsys):
 def test_json_sections_directions_and_strict_json(seeded, capsys):
     _, db_path = seeded
     doc = json_doc(capsys, db_path, "--study", "dash", "--by-dimension")
-    assert set(doc) == {"meta", "human", "agreement", "rankings", "human_vs_metric",
-                        "human_vs_metric_per_model", "rater_vs_rest", "raters",
-                        "disagreements", "benchmarks", "by_dimension", "pairs", "checklist"}
+    assert set(doc) == {"meta", "human", "model_differences", "agreement", "rankings",
+                        "human_vs_metric", "metric_comparisons", "human_vs_metric_per_model",
+                        "rater_vs_rest", "raters", "disagreements", "benchmarks",
+                        "by_dimension", "pairs", "checklist"}
     assert doc["checklist"] == {"conditions": [], "overrides": []}
     assert doc["meta"]["rubric"] == "imagenhub-text-to-image" and doc["meta"]["criteria"] == [
         "PR", "SC"]
@@ -471,3 +472,13 @@ def test_exclusion_commands_have_help_and_docs(capsys, command):
     assert info.value.code == 0
     assert capsys.readouterr().out.startswith(f"usage: python -m concord {command}")
     assert f"concord {command}" in (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+
+
+def test_tables_print_the_claims(seeded, capsys):
+    _, db_path = seeded
+    assert run_cli(db_path, "--study", "dash", "--n-boot", "50", "--n-perm", "50") == 0
+    out = capsys.readouterr().out
+    assert "rank [95% CI]" in out
+    assert "== Which models differ (all prompts; paired over prompts)" in out
+    assert "== Metric against metric (all prompts)" in out
+    assert "p Williams" in out

@@ -57,6 +57,8 @@ COMMANDS = (
             "bring score files (score --output) into a study, exactly once"),
     Command("metrics", "concord.cli.score", "list the automatic metrics"),
     Command("stats", "concord.cli.stats", "statistics of a study (tables or --json)"),
+    Command("plan", "concord.cli.plan",
+            "how many prompts and raters a study needs (power by simulation)"),
     Command("backup", "concord.cli.backup",
             "copy the database to a file, safely while raters are rating"),
     Command("restore", "concord.cli.backup",

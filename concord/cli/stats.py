@@ -31,7 +31,12 @@ DESCRIPTION = (
     "metrics disagree on most, and the benchmark scores of stored metric values "
     "(PairComp, GenEval 2, TIIF-Bench, GNED, paraphrase consistency), and pairwise A/B "
     "statistics (win rates, Bradley-Terry with Davidson ties and ties-count-half, also on "
-    "pairs derived from rankings, Elo, left/right bias, agreement, metric pair accuracy). "
+    "pairs derived from rankings, Elo, left/right bias, agreement, metric pair accuracy), "
+    "and the claims a paper prints: every two models compared over prompts (bootstrap CI, "
+    "permutation and Wilcoxon tests, Holm and Benjamini-Hochberg), rank intervals, "
+    "Bradley-Terry differences and head-to-head win rates, every two metrics compared "
+    "against the same humans (paired bootstrap, swap permutation, Williams' test), "
+    "intervals on alpha and kappa, ICC(2,1)/ICC(2,k), weighted kappa, Kendall's W tests. "
     "Gold items count "
     "only for rater quality; excluded raters ('raters exclude') are left out. --json "
     "prints the whole document (docs/stats-json.md); missing statistics are null.")
@@ -168,7 +173,13 @@ def _human(r: dict) -> dict:
             "std (raters)": _num(r["std_rater_means"]),
             "mean of image means": _num(r["mean_image_means"]),
             "95% CI ": _ci(r, "mean_image_means_ci_boot"), "raters": r["n_raters"],
-            "images": r["n_images"]}
+            "images": r["n_images"], "rank [95% CI]": _rank(r)}
+
+
+def _rank(row: dict) -> str:
+    from concord.cli.stats_claims import rank
+
+    return rank(row)
 
 
 def _leaderboard(rows: list[dict]) -> list[dict]:
@@ -225,6 +236,9 @@ def print_report(doc: dict) -> None:
     _section("Agreement per dimension and model", by_dim.get("agreement", []), _agreement)
     _print_rankings(doc["rankings"])
     _print_pairs(doc["pairs"])
+    from concord.cli import stats_claims  # its tables only when a report prints
+
+    stats_claims.print_claims(doc, _section)
     checklist = doc.get("checklist") or {}
     _section("Checklist: agreement per condition", checklist.get("conditions", []), _plain(
         ("criterion", "condition", "n_images", "n_raters", "share_ticked", "percent_agreement",

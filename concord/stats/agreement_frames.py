@@ -14,9 +14,18 @@ import pandas as pd
 
 from concord.stats import entries
 from concord.stats._codes import RATING_COLUMNS, first_rows, group_codes, image_keys
-from concord.stats._validate import check_choice, numeric_values, require_columns
+from concord.stats._resample import prompt_codes
+from concord.stats._validate import (
+    check_choice,
+    check_fraction,
+    check_positive_int,
+    numeric_values,
+    require_columns,
+)
 from concord.stats.agreement import LEVELS, alpha_from_counts, fleiss_from_counts, leave_one_out
+from concord.stats.agreement_ci import AgreementBlock, agreement_intervals
 from concord.stats.entries import Entries
+from concord.stats.reliability import icc2, weighted_kappa
 
 
 def rating_matrix(
@@ -96,10 +105,12 @@ def group_matrices(
 
 
 def group_entries(
-    ratings: pd.DataFrame, by: Sequence[str], item: Sequence[str] | None = None
+    ratings: pd.DataFrame, by: Sequence[str], item: Sequence[str] | None = None,
+    *, units: bool = False,
 ) -> Iterator[tuple[dict, Entries, list]]:
     """Yield ``(group keys, the group's ratings as Entries, rater names)`` per group of
     ``by``, built from integer codes of the whole frame (no per-group pivot, no matrix).
+    ``units=True`` also gives each item's prompt code (``Entries.unit``).
 
     Raises:
         ValueError: A rater rated the same item twice within a group.
@@ -115,6 +126,7 @@ def group_entries(
     gcode = group_codes(df, list(by))
     rater, rater_names = pd.factorize(df["rater"], sort=True)
     item_code = group_codes(df, keys)
+    prompt = prompt_codes(df["prompt_id"])[0] if units else None
     order = np.argsort(gcode, kind="stable")
     bounds = np.flatnonzero(np.r_[True, np.diff(gcode[order]) != 0, True])
     head = df.iloc[order[bounds[:-1]]][list(by)].to_dict(orient="records")
@@ -128,8 +140,12 @@ def group_entries(
         if (flat[1:] == flat[:-1]).any():
             raise ValueError(f"{where}: a rater rated the same item twice in group {head[g]}; "
                              "add the distinguishing column to `by`")
-        yield (head[g], Entries(r_dense, i_dense, values[idx], len(r_used), len(i_used)),
-               [rater_names[k] for k in r_used])
+        unit = None
+        if prompt is not None:
+            unit = np.empty(len(i_used), dtype=np.int64)
+            unit[i_dense] = prompt[idx]
+        yield (head[g], Entries(r_dense, i_dense, values[idx], len(r_used), len(i_used),
+                                unit), [rater_names[k] for k in r_used])
 
 
 def _dense_codes(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -145,6 +161,9 @@ def agreement_table(
     by: Sequence[str] = ("criterion",),
     levels: Sequence[str] = LEVELS,
     item: Sequence[str] | None = None,
+    n_boot: int | None = None,
+    seed: int = 0,
+    ci: float = 0.95,
 ) -> pd.DataFrame:
     """Agreement statistics per group of the Ratings frame.
 
@@ -154,21 +173,36 @@ def agreement_table(
             ``("criterion",)`` is a whole study, ``("model", "criterion")`` per model.
         levels: Krippendorff α levels to compute.
         item: Item columns (default: image keys).
+        n_boot: Prompt-bootstrap resamples of α and κ (:mod:`concord.stats.agreement_ci`);
+            None: no intervals.
+        seed, ci: Seed and level of those intervals.
 
     Returns:
         One row per group: ``by``, ``alpha_<level>`` for each level, ``fleiss_kappa``,
-        ``mean_spearman``, ``n_raters``, ``n_items``, ``n_ratings``.
+        ``mean_spearman``, the ICC and weighted-κ fields of
+        :mod:`concord.stats.reliability`, ``n_raters``, ``n_items``, ``n_ratings``; with
+        ``n_boot``, ``alpha_<level>_ci_boot_low/high`` and ``fleiss_kappa_ci_boot_low/high``.
     """
     require_columns(ratings, [*RATING_COLUMNS, *by], where="agreement_table")
     for level in levels:
         check_choice(level, (*LEVELS, "ratio"), name="level")
-    rows = [{**head, **agreement_row(cells, levels)}
-            for head, cells, _ in group_entries(ratings, by, item)]
+    if n_boot is not None:
+        n_boot = check_positive_int(n_boot, name="n_boot")
+        check_fraction(ci, name="ci")
+    rows, blocks = [], []
+    for head, cells, _ in group_entries(ratings, by, item, units=n_boot is not None):
+        rows.append({**head, **agreement_row(cells, levels, ci=ci)})
+        if n_boot is not None:
+            blocks.append(AgreementBlock(cells, cells.unit, levels))
+    if blocks:
+        for row, extra in zip(rows, agreement_intervals(blocks, n_boot=n_boot, seed=seed,
+                                                        ci=ci), strict=True):
+            row.update(extra)
     return pd.DataFrame(rows)
 
 
-def agreement_row(data: np.ndarray | Entries,
-                  levels: Sequence[str] = LEVELS) -> dict[str, float]:
+def agreement_row(data: np.ndarray | Entries, levels: Sequence[str] = LEVELS, *,
+                  ci: float = 0.95) -> dict[str, float]:
     """The statistics of one :func:`agreement_table` row for a raters × items matrix (or
     the same ratings as :class:`~concord.stats.entries.Entries`)."""
     if not isinstance(data, Entries):
@@ -180,6 +214,8 @@ def agreement_row(data: np.ndarray | Entries,
                                  if data.n_raters >= 2 else float("nan"))
     row["fleiss_kappa"] = fleiss_from_counts(counts)
     row["mean_spearman"] = entries.mean_pairwise_spearman(data)
+    row.update(icc2(data, ci=ci))
+    row.update(weighted_kappa(data))
     row.update(n_raters=data.n_raters, n_items=data.n_items, n_ratings=len(data.value))
     return row
 

@@ -220,10 +220,35 @@ def _fit(w: np.ndarray, t: np.ndarray, tie_model: str, prior: float, names: np.n
     return BradleyTerryFit(theta, float(np.exp(x[-1])) if share > 0 else 0.0, loglik, total)
 
 
+@dataclass(frozen=True)
+class BradleyTerryBoot:
+    """A fit and its prompt-bootstrap refits: ``thetas`` ``(n_boot, models)`` and ``nus``
+    (NaN rows: resamples without a finite MLE), for tables and pairwise differences."""
+
+    judgments: Judgments
+    fit: BradleyTerryFit
+    thetas: np.ndarray
+    nus: np.ndarray
+    tie_model: str
+
+
+def bradley_terry_boot(pairs: pd.DataFrame, *, tie_model: str = "davidson",
+                       both_bad: str = "tie", prior: float = 0.0, n_boot: int = 1000,
+                       seed: int = 0) -> BradleyTerryBoot:
+    """The fit of :func:`bradley_terry` and its bootstrap refits (same arguments)."""
+    j = judgments(pairs, both_bad=both_bad, where="bradley_terry")
+    wins, ties = count_matrices(j)
+    fit = fit_bradley_terry(wins, ties, tie_model=tie_model, prior=prior, models=j.models)
+    thetas, nus = _bootstrap(j, fit, tie_model, prior, check_positive_int(n_boot, name="n_boot"),
+                             seed)
+    return BradleyTerryBoot(j, fit, thetas, nus, tie_model)
+
+
 def bradley_terry(
     pairs: pd.DataFrame, *, tie_model: str = "davidson", both_bad: str = "tie",
     prior: float = 0.0, anchor: str | None = None, base: float = 1000.0,
     n_boot: int = 1000, ci: float = 0.95, seed: int = 0,
+    boot: BradleyTerryBoot | None = None,
 ) -> pd.DataFrame:
     """Bradley–Terry strengths of the models of a Pairs frame, with prompt-bootstrap CIs.
 
@@ -235,6 +260,8 @@ def bradley_terry(
         anchor: Model whose ``score`` is fixed at ``base`` (default: mean θ at ``base``).
         base: Score of the anchor (or of the mean strength).
         n_boot, ci, seed: Prompt bootstrap (resamples, level, seed of the resamples).
+        boot: :func:`bradley_terry_boot`'s result, when already computed (then only
+            ``anchor, base, ci`` are used).
 
     Returns:
         One row per model, strongest first: ``model, strength, strength_ci_low,
@@ -247,14 +274,13 @@ def bradley_terry(
             (disconnected comparisons, a model that never lost or never won) with
             ``prior = 0``; the message names the models.
     """
-    j = judgments(pairs, both_bad=both_bad, where="bradley_terry")
     check_fraction(ci, name="ci")
+    if boot is None:
+        boot = bradley_terry_boot(pairs, tie_model=tie_model, both_bad=both_bad, prior=prior,
+                                  n_boot=n_boot, seed=seed)
+    j, fit, thetas, nus = boot.judgments, boot.fit, boot.thetas, boot.nus
     if anchor is not None:
         check_choice(anchor, j.models.tolist(), name="anchor")
-    wins, ties = count_matrices(j)
-    fit = fit_bradley_terry(wins, ties, tie_model=tie_model, prior=prior, models=j.models)
-    thetas, nus = _bootstrap(j, fit, tie_model, prior, check_positive_int(n_boot, name="n_boot"),
-                             seed)
     ref = 0.0 if anchor is None else fit.strength[j.models.tolist().index(anchor)]
     refs = 0.0 if anchor is None else thetas[:, [j.models.tolist().index(anchor)]]
     low, high = percentile_interval(thetas, ci)
@@ -265,7 +291,7 @@ def bradley_terry(
         "strength_ci_high": high, "score": base + ELO_FACTOR * (fit.strength - ref),
         "score_ci_low": s_low, "score_ci_high": s_high,
         "n_comparisons": np.bincount(np.r_[j.left, j.right], minlength=len(j.models)),
-        "tie_model": tie_model, "nu": fit.nu, "nu_ci_low": nu_low[0], "nu_ci_high": nu_high[0],
+        "tie_model": boot.tie_model, "nu": fit.nu, "nu_ci_low": nu_low[0], "nu_ci_high": nu_high[0],
         "loglik": fit.loglik, "n_judgments": len(j.credit),
         "boot_undefined": int(np.isnan(thetas).all(axis=1).sum())})
     return out.sort_values(["strength", "model"], ascending=[False, True], ignore_index=True)

@@ -28,13 +28,16 @@ PAIR_BLOCK = 1_000_000
 @dataclass(frozen=True, slots=True)
 class Entries:
     """The ratings of one group: rater codes ``0..n_raters-1``, item codes
-    ``0..n_items-1`` and values, one per rater and item, none missing."""
+    ``0..n_items-1`` and values, one per rater and item, none missing; ``unit``, when
+    known, is the prompt code of each item (prompts in sorted order; the bootstrap's
+    resampling units)."""
 
     rater: np.ndarray
     item: np.ndarray
     value: np.ndarray
     n_raters: int
     n_items: int
+    unit: np.ndarray | None = None
 
     @classmethod
     def from_matrix(cls, data: np.ndarray) -> Entries:

@@ -27,6 +27,7 @@ from concord.stats._validate import (
     numeric_values,
     require_columns,
 )
+from concord.stats.multiple import rank_intervals
 from concord.stats.rater_means import rater_mean_bootstrap
 
 
@@ -125,7 +126,12 @@ def model_scores(
         One row per group: ``by`` columns, ``mean_rater_means, std_rater_means,
         mean_rater_means_ci_boot_low, mean_rater_means_ci_boot_high, mean_image_means,
         mean_image_means_ci_boot_low, mean_image_means_ci_boot_high, n_raters, n_prompts,
-        n_images, n_ratings``.
+        n_images, n_ratings``, and (when ``by`` has ``model``) the model's rank among
+        the models of its other ``by`` keys by mean of rater means
+        (``rank_mean_rater_means``, 1 = highest, ties share the best rank) with its
+        prompt-bootstrap interval (``_ci_boot_low/high``, whole ranks: see
+        :func:`concord.stats.multiple.rank_intervals`). Two models whose rank intervals
+        overlap are not shown apart by the data.
 
     Example:
         >>> df = pd.DataFrame({"prompt_id": ["p1", "p2", "p1"], "model": "m",
@@ -159,13 +165,34 @@ def model_scores(
     out["n_prompts"] = _distinct_per_group(lay.group, lay.unit, n_groups)
     out["n_images"] = _distinct_per_group(lay.group, image, n_groups)
     out["n_ratings"] = np.bincount(lay.group, minlength=n_groups)
-    return out[[*by, *SCORE_FIELDS]]
+    rank = _ranks(lay.groups, by, point, samples, ci)
+    for k, name in enumerate(RANK_FIELDS):
+        out[name] = rank[k]
+    return out[[*by, *SCORE_FIELDS, *RANK_FIELDS]]
 
 
 SCORE_FIELDS = ("mean_rater_means", "std_rater_means", "mean_rater_means_ci_boot_low",
                 "mean_rater_means_ci_boot_high", "mean_image_means",
                 "mean_image_means_ci_boot_low", "mean_image_means_ci_boot_high", "n_raters",
                 "n_prompts", "n_images", "n_ratings")
+RANK_FIELDS = ("rank_mean_rater_means", "rank_mean_rater_means_ci_boot_low",
+               "rank_mean_rater_means_ci_boot_high")
+
+
+def _ranks(groups: pd.DataFrame, by: list[str], point: np.ndarray, samples: np.ndarray,
+           ci: float) -> np.ndarray:
+    """Rank (1 = highest mean of rater means) of each model among the models of its
+    leaderboard (the other ``by`` columns) and its bootstrap rank interval; NaN without a
+    ``model`` column."""
+    out = np.full((3, len(groups)), np.nan)
+    if "model" not in by:
+        return out
+    rest = [c for c in by if c != "model"]
+    family = group_codes(groups, rest) if rest else np.zeros(len(groups), dtype=np.int64)
+    for f in np.unique(family):
+        cols = np.flatnonzero(family == f)
+        out[:, cols] = rank_intervals(point[cols], samples[:, cols], ci)
+    return out
 
 
 def _image_means(lay: _Layout, n_boot: int,

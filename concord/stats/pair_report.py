@@ -16,17 +16,19 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from concord.stats.bradley_terry import TIE_MODELS, bradley_terry
+from concord.stats.bradley_terry import TIE_MODELS, bradley_terry, bradley_terry_boot
 from concord.stats.elo import elo_ratings
 from concord.stats.pair_agreement import metric_pair_accuracy, pair_agreement
-from concord.stats.pairs import pairs_from_rankings
+from concord.stats.pair_differences import bradley_terry_differences, pair_win_rates
+from concord.stats.pairs import judgments, pairs_from_rankings
 from concord.stats.pairwise import pair_position_bias, win_matrix, win_rates
 
 # Arena settings of the online Elo (docs/stats.md): K = 4 over 100 random orders.
 ELO_K, ELO_ORDERS = 4.0, 100
 GOLD_COLUMNS = ["rater", "unit", "criterion", "n_gold", "n_correct", "accuracy"]
-PAIR_SECTIONS = ("win_rates", "bradley_terry", "elo", "win_matrix", "position_bias",
-            "position_bias_raters", "agreement", "metric_accuracy", "problems")
+PAIR_SECTIONS = ("win_rates", "bradley_terry", "bradley_terry_differences", "head_to_head",
+                 "elo", "win_matrix", "position_bias", "position_bias_raters", "agreement",
+                 "metric_accuracy", "problems")
 
 
 def split_gold_pairs(pairs: pd.DataFrame | None) -> tuple[pd.DataFrame | None, pd.DataFrame]:
@@ -122,18 +124,28 @@ def pair_sections(pairs: pd.DataFrame | None, rankings: pd.DataFrame | None,
 
 def _bradley_terry(col: _Collector, pairs: pd.DataFrame, source: str, criterion: str, *,
                    n_boot: int, seed: int, ci: float) -> None:
-    """Both tie models. Without a tie (rankings without ties, usually) Davidson's ν̂ is 0 in
-    the fit and in every resample, so both are plain Bradley–Terry: fitted once."""
+    """Both tie models, each with its pairwise differences (from the same refits), and
+    the head-to-head win rates. Without a tie (rankings without ties, usually) Davidson's
+    ν̂ is 0 in the fit and in every resample, so both are plain Bradley–Terry: fitted once."""
     tags = {"source": source, "criterion": criterion}
-    if pairs["outcome"].astype(str).isin(["tie", "both_bad"]).any():
-        for tie_model in TIE_MODELS:
-            col.add("bradley_terry", lambda t=tie_model: bradley_terry(
-                pairs, tie_model=t, n_boot=n_boot, ci=ci, seed=seed), **tags)
-        return
-    plain = col.run("bradley_terry", lambda: bradley_terry(
-        pairs, tie_model="half", n_boot=n_boot, ci=ci, seed=seed), **tags)
-    for tie_model in TIE_MODELS if plain is not None else ():
-        col.add("bradley_terry", lambda t=tie_model: plain.assign(tie_model=t), **tags)
+    tied = pairs["outcome"].astype(str).isin(["tie", "both_bad"]).any()
+    coded = None
+    for tie_model in TIE_MODELS if tied else ("half",):
+        boot = col.run("bradley_terry", lambda t=tie_model: bradley_terry_boot(
+            pairs, tie_model=t, n_boot=n_boot, seed=seed), **tags)
+        if boot is None:
+            continue
+        coded = boot.judgments
+        for shown in TIE_MODELS if not tied else (tie_model,):
+            col.add("bradley_terry", lambda b=boot, t=shown: bradley_terry(
+                pairs, boot=b, ci=ci).assign(tie_model=t), **tags)
+            col.add("bradley_terry_differences", lambda b=boot, t=shown:
+                    bradley_terry_differences(b, ci=ci).assign(tie_model=t), **tags)
+    # The fit's coded judgments when there is one (350,000 derived pairs take 0.3 s to
+    # check and code again).
+    col.add("head_to_head", lambda: pair_win_rates(
+        coded if coded is not None else judgments(pairs, where="head_to_head"),
+        n_boot=n_boot, seed=seed, ci=ci), **tags)
 
 
 def _human_only(col: _Collector, pairs: pd.DataFrame, criterion: str, *, n_boot: int,

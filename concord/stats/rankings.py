@@ -81,9 +81,14 @@ def kendalls_w_by_prompt(rankings: pd.DataFrame) -> pd.DataFrame:
     A prompt's W uses the raters who ranked all ``n`` models ranked for that prompt;
     raters with partial rankings are left out of that prompt.
 
+    Its χ² test of "no concordance": ``χ² = m (n − 1) W`` with ``n − 1`` degrees of
+    freedom (with this tie-corrected W it is Friedman's tie-corrected statistic,
+    ``scipy.stats.friedmanchisquare``), ``chi2_p_analytic = chi2.sf(χ², n − 1)``.
+
     Returns:
-        Columns ``prompt_id, criterion, w, n_raters, n_models``; W is NaN when fewer than
-        two raters or models remain, or every rater tied every model.
+        Columns ``prompt_id, criterion, w, n_raters, n_models, chi2, dof,
+        chi2_p_analytic``; W (and its test) is NaN when fewer than two raters or models
+        remain, or every rater tied every model.
     """
     df = _clean(rankings, "kendalls_w_by_prompt")
     unit = ["prompt_id", "criterion"]
@@ -108,6 +113,9 @@ def kendalls_w_by_prompt(rankings: pd.DataFrame) -> pd.DataFrame:
         w = np.where(ok, 12 * s.to_numpy() / np.where(ok, denom, 1), np.nan)
     out = shape.reset_index().rename(columns={"m": "n_raters", "n": "n_models"})
     out.insert(2, "w", w)
+    out["chi2"] = m * (n - 1) * w
+    out["dof"] = (n - 1).astype(int)
+    out["chi2_p_analytic"] = stats.chi2.sf(out["chi2"].to_numpy(), n - 1)
     return out
 
 

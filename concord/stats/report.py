@@ -15,8 +15,11 @@ from concord.stats._codes import RATING_COLUMNS, distinct_text
 from concord.stats._json import jsonable, records
 from concord.stats._validate import check_positive_int, require_columns, require_frame
 from concord.stats.agreement import LEVELS
+from concord.stats.agreement_ci import ORDINAL_MAX_VALUES
 from concord.stats.derived import Derived, with_derived
+from concord.stats.differences import MAX_MODELS
 from concord.stats.human_metric import join_sources
+from concord.stats.metric_compare import MAX_METRICS
 from concord.stats.model_level import MODEL_SCORES
 from concord.stats.pair_report import (
     ELO_K,
@@ -46,10 +49,12 @@ _KEYS = ("study", "prompt_id", "model", "rater", "criterion", "dimension", "metr
 # Document layout: top-level key -> {list name: section key} (or one section key).
 _LAYOUT: dict[str, str | dict[str, str]] = {
     "human": "human",
+    "model_differences": "model_differences",
     "agreement": {"study": "agreement_study", "model": "agreement_model"},
-    "rankings": {k: f"rankings_{k}" for k in ("models", "kendalls_w", "position_bias",
-                                              "rank_by_position")},
+    "rankings": {k: f"rankings_{k}" for k in ("models", "kendalls_w", "kendalls_w_prompts",
+                                              "position_bias", "rank_by_position")},
     "human_vs_metric": "human_vs_metric",
+    "metric_comparisons": "metric_comparisons",
     "human_vs_metric_per_model": {"models": "per_model_models",
                                   "combined": "per_model_combined"},
     "rater_vs_rest": {k: f"rest_{k}" for k in ("per_model", "pooled", "combined",
@@ -177,10 +182,10 @@ def _study_sections(ratings, rankings, scores, gold, pairs, *, n_boot, n_perm, s
         else None
     out: dict[str, pd.DataFrame | None] = {}
     if not rated.empty:
-        out.update(human_sections(rated, n_boot=n_boot, ci=ci, seed=seed, levels=levels,
-                                  by_dimension=by_dimension))
+        out.update(human_sections(rated, n_boot=n_boot, n_perm=n_perm, ci=ci, seed=seed,
+                                  levels=levels, by_dimension=by_dimension))
     if clean_ranked is not None:
-        out.update(ranking_sections(clean_ranked))
+        out.update(ranking_sections(clean_ranked, n_boot=n_boot, seed=seed, ci=ci))
     joined = join_sources(scores, ratings=rated if not rated.empty else None,
                           rankings=clean_ranked, higher_is_better=higher_is_better)
     metric = metric_sections(joined, n_boot=n_boot, n_perm=n_perm, seed=seed, ci=ci,
@@ -243,6 +248,8 @@ def _meta(ratings, rankings, scores, counts: list[dict], settings: dict) -> dict
         "ranking_criteria": sorted(set().union(*(distinct_text(f["criterion"])
                                                  for f in ranked))),
         "pairs": {"both_bad": "tie", "elo_k": ELO_K, "elo_orders": ELO_ORDERS},
+        "comparisons": {"max_models": MAX_MODELS, "max_metrics": MAX_METRICS,
+                        "ordinal_max_values": ORDINAL_MAX_VALUES},
         "derived": [{"name": d.name, "method": d.method, "criteria": list(d.criteria),
                      "dimensions": None if d.dimensions is None else list(d.dimensions)}
                     for d in settings["derived"]],

@@ -9,9 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
+from concord.stats._resample import (
+    bootstrap_weights,
+    percentile_interval,
+    ratio,
+    resampled_sums,
+)
 from concord.stats.agreement_frames import agreement_table
+from concord.stats.differences import model_differences
 from concord.stats.drilldown import disagreements
 from concord.stats.flags import (
     item_times,
@@ -22,6 +30,7 @@ from concord.stats.flags import (
 )
 from concord.stats.human import model_scores
 from concord.stats.human_metric import Joined, correlation_table
+from concord.stats.metric_compare import metric_comparisons
 from concord.stats.per_model import metric_rows, per_model_table, rater_vs_rest
 from concord.stats.rankings import (
     kendalls_w_by_prompt,
@@ -32,13 +41,16 @@ from concord.stats.rankings import (
 from concord.stats.thresholds import QualityThresholds
 
 
-def human_sections(rated: pd.DataFrame, *, n_boot: int, ci: float, seed: int,
+def human_sections(rated: pd.DataFrame, *, n_boot: int, n_perm: int, ci: float, seed: int,
                    levels: Sequence[str], by_dimension: bool) -> dict[str, pd.DataFrame]:
-    """Leaderboard (both model scores) and agreement per study and per model."""
+    """Leaderboard (both model scores, rank intervals), agreement per study and per model
+    (with bootstrap intervals), and the paired differences of every two models."""
+    boot = {"n_boot": n_boot, "seed": seed, "ci": ci}
     out = {"human": model_scores(rated, n_boot=n_boot, ci=ci, seed=seed),
-           "agreement_study": agreement_table(rated, by=("criterion",), levels=levels),
+           "agreement_study": agreement_table(rated, by=("criterion",), levels=levels, **boot),
            "agreement_model": agreement_table(rated, by=("model", "criterion"),
-                                              levels=levels)}
+                                              levels=levels, **boot),
+           "model_differences": model_differences(rated, n_perm=n_perm, **boot)}
     if by_dimension and "dimension" in rated.columns:
         # One subset at a time, not one groupby over all: each dimension's CI then
         # resamples only its own prompts, so these rows equal a report filtered to it.
@@ -48,36 +60,59 @@ def human_sections(rated: pd.DataFrame, *, n_boot: int, ci: float, seed: int,
             sub = rated[(dims == dim).to_numpy()]
             human.append(model_scores(sub, n_boot=n_boot, ci=ci, seed=seed)
                          .assign(dimension=dim))
-            agree.append(agreement_table(sub, by=("model", "criterion"), levels=levels)
-                         .assign(dimension=dim))
+            agree.append(agreement_table(sub, by=("model", "criterion"), levels=levels,
+                                         **boot).assign(dimension=dim))
         if human:
             out["dimension_human"] = pd.concat(human, ignore_index=True)
             out["dimension_agreement"] = pd.concat(agree, ignore_index=True)
     return out
 
 
-def ranking_sections(rankings: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Model ranking, Kendall's W per prompt (summarised) and display-position bias."""
+def ranking_sections(rankings: pd.DataFrame, *, n_boot: int, seed: int,
+                     ci: float) -> dict[str, pd.DataFrame]:
+    """Model ranking, Kendall's W per prompt (with its χ² test) and summarised (with a
+    prompt-bootstrap interval of the mean), and display-position bias."""
     w = kendalls_w_by_prompt(rankings)
     summary = w.groupby("criterion", sort=True).agg(
         mean_w=("w", "mean"), median_w=("w", "median"), n_prompts=("w", "count"),
         mean_raters=("n_raters", "mean")).reset_index()
-    out = {"rankings_models": model_ranking(rankings), "rankings_kendalls_w": summary}
+    bounds = [_mean_interval(part["w"].to_numpy(float), n_boot, seed, ci)
+              for _, part in w.groupby("criterion", sort=True)]
+    summary["mean_w_ci_boot_low"] = [b[0] for b in bounds]
+    summary["mean_w_ci_boot_high"] = [b[1] for b in bounds]
+    out = {"rankings_models": model_ranking(rankings), "rankings_kendalls_w": summary,
+           "rankings_kendalls_w_prompts": w}
     if "position" in rankings.columns:
         out["rankings_position_bias"] = position_bias(rankings)
         out["rankings_rank_by_position"] = rank_by_position(rankings)
     return out
 
 
+def _mean_interval(values: np.ndarray, n_boot: int, seed: int,
+                   ci: float) -> tuple[float, float]:
+    """Prompt-bootstrap interval of the mean of per-prompt values (NaN ones left out);
+    prompts in the order given (sorted by id)."""
+    ok = np.isfinite(values)
+    if not ok.any():
+        return float("nan"), float("nan")
+    weights = bootstrap_weights(len(values), n_boot, seed)
+    both = resampled_sums(weights, np.column_stack([np.where(ok, values, 0.0), ok]))
+    low, high = percentile_interval(ratio(both[:, :1], both[:, 1:]), ci)
+    return float(low[0]), float(high[0])
+
+
 def metric_sections(joined: Joined, *, n_boot: int, n_perm: int, seed: int, ci: float,
                     model_score: str, n_disagreements: int,
                     higher_is_better: Mapping[str, bool] | None) -> dict[str, pd.DataFrame]:
-    """Human vs metric (model and item level), per-model item level, disagreements."""
+    """Human vs metric (model and item level), per-model item level, disagreements, and
+    every two metrics compared."""
     if not joined.subsets:
         return {}
     models, combined = per_model_table(joined)
     return {"human_vs_metric": correlation_table(joined, n_boot=n_boot, n_perm=n_perm,
                                                  seed=seed, ci=ci, model_score=model_score),
+            "metric_comparisons": metric_comparisons(joined, n_boot=n_boot, n_perm=n_perm,
+                                                     seed=seed, ci=ci),
             "per_model_models": models, "per_model_combined": combined,
             "disagreements": disagreements(joined, n=n_disagreements,
                                            higher_is_better=higher_is_better)}

@@ -14,6 +14,7 @@ from sqlite_utils import Database
 
 from concord.errors import ConcordError
 from concord.services import exclusions, report
+from concord.ui import dashboard_claims as claims
 from concord.ui import dashboard_view as view
 from concord.ui import pairs_view, session
 
@@ -27,14 +28,16 @@ def leaderboard(doc: dict) -> None:
         return
     crit = st.radio("Criterion", criteria, horizontal=True, key="dash_criterion")
     board = view.leaderboard(doc, crit)
-    st.markdown(view.headline(board, crit))
+    st.markdown(claims.headline(board, crit))
     st.caption("mean_rater_means: each rater's mean over the images they rated, then the "
                "mean over raters (ImagenHub), with the std across raters (population); "
                "mean_image_means: each image's mean over its raters, then the mean over "
                "images. They differ when ratings are missing. 95% prompt-bootstrap CIs "
-               f"({doc['meta']['n_boot']} resamples).")
-    st.dataframe(board, hide_index=True, width="stretch")
+               f"({doc['meta']['n_boot']} resamples); rank [95% interval] from the same "
+               "resamples: models whose intervals overlap are not told apart.")
+    st.dataframe(claims.with_rank_column(board), hide_index=True, width="stretch")
     st.altair_chart(view.ci_chart(board, crit), width="stretch")
+    claims.model_differences(doc, crit, board["model"].tolist())
 
 
 def agreement(doc: dict) -> None:
@@ -87,6 +90,7 @@ def human_vs_metric(doc: dict, model_score: str) -> None:
         st.altair_chart(view.scatter(points, human, label, model_score), width="stretch")
     with st.expander("All correlations"):
         st.dataframe(view.table(doc["human_vs_metric"]), hide_index=True, width="stretch")
+    claims.metric_comparisons(doc, human)
 
 
 def per_model(doc: dict) -> None:
@@ -153,6 +157,7 @@ def pairs(doc: dict) -> None:
         return
     if section["bradley_terry"]:
         pairs_view.bradley_terry(section["bradley_terry"])
+        claims.pair_differences(section)
     if section["win_rates"]:
         st.subheader("Win rates")
         st.dataframe(view.table(section["win_rates"]), hide_index=True, width="stretch")

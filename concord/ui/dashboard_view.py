@@ -32,7 +32,7 @@ _CRITERIA_FIRST = ("O", "SC", "PR")
 
 
 @contextlib.contextmanager
-def _connection(db_path: str) -> Iterator[Database]:
+def connection(db_path: str) -> Iterator[Database]:
     db = open_database(db_path, migrate=False, check_same_thread=False)
     try:
         yield db
@@ -43,7 +43,7 @@ def _connection(db_path: str) -> Iterator[Database]:
 @st.cache_data(max_entries=32, show_spinner=False)
 def options(db_path: str, study: str, version: tuple[str, ...]) -> dict[str, list]:
     """Dimensions and (metric, judge) pairs of a study (``version`` keys the cache)."""
-    with _connection(db_path) as db:
+    with connection(db_path) as db:
         return report.filter_options(db, study)
 
 
@@ -55,7 +55,7 @@ def numbers(db_path: str, study: str, dimension: str | None, metric: str | None,
     ``version`` (``report.data_version``) changes with every change of any row (a rating,
     a score, an exclusion, ...), so every number then recomputes.
     """
-    with _connection(db_path) as db:
+    with connection(db_path) as db:
         return report.dashboard(db, study, dimension=dimension, metric=metric,
                                 model_score=model_score)
 
@@ -63,7 +63,7 @@ def numbers(db_path: str, study: str, dimension: str | None, metric: str | None,
 def downloader(db_path: str, study: str, fmt: str) -> Callable[[], bytes]:
     """A callable building one export when its button is clicked (on another thread)."""
     def build() -> bytes:
-        with _connection(db_path) as db:
+        with connection(db_path) as db:
             if fmt == "imagenhub":
                 return export.imagenhub_zip_bytes(labels.ratings(db, study))
             if fmt == "stats":
@@ -81,7 +81,9 @@ def criteria(doc: dict) -> list[str]:
 LEADERBOARD_COLUMNS = ["model", "mean_rater_means", "mean_rater_means_ci_boot_low",
                        "mean_rater_means_ci_boot_high", "std_rater_means", "mean_image_means",
                        "mean_image_means_ci_boot_low", "mean_image_means_ci_boot_high",
-                       "n_raters", "n_prompts", "n_images", "n_ratings"]
+                       "n_raters", "n_prompts", "n_images", "n_ratings",
+                       "rank_mean_rater_means", "rank_mean_rater_means_ci_boot_low",
+                       "rank_mean_rater_means_ci_boot_high"]
 
 
 def leaderboard(doc: dict, criterion: str) -> pd.DataFrame:
@@ -90,17 +92,6 @@ def leaderboard(doc: dict, criterion: str) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS)
     return df.sort_values(["mean_rater_means", "model"], ascending=[False, True],
                           ignore_index=True)
-
-
-def headline(board: pd.DataFrame, criterion: str) -> str:
-    """One line naming the best model with its mean and CI (markdown)."""
-    top = board.iloc[0]
-    ci = ("" if pd.isna(top["mean_rater_means_ci_boot_low"]) else
-          f" (95% CI {top['mean_rater_means_ci_boot_low']:.3f}–"
-          f"{top['mean_rater_means_ci_boot_high']:.3f})")
-    return (f"Best on **{criterion}**: **{top['model']}**, mean of rater means "
-            f"{top['mean_rater_means']:.3f}{ci}, {int(top['n_raters'])} raters, "
-            f"{int(top['n_images'])} images.")
 
 
 def ci_chart(board: pd.DataFrame, criterion: str) -> alt.Chart:

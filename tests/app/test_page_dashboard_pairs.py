@@ -42,6 +42,12 @@ def test_pairs_tab_shows_bradley_terry_win_rates_and_the_win_matrix(app_env, tmp
             if r["source"] == "pairs" and r["tie_model"] == "half"]
     board = next(f for f in frame_values(at) if {"score", "n_comparisons"} <= set(f.columns))
     assert board["score"].tolist() == half
+    # The differences of the chosen judgments and tie model, from the same refits.
+    diffs = next(f for f in frame_values(at) if "score_diff_ci_boot_low" in f.columns)
+    expect = [r for r in doc["pairs"]["bradley_terry_differences"]
+              if r["source"] == "pairs" and r["tie_model"] == "half"]
+    assert diffs["score_diff"].tolist() == [r["score_diff"] for r in expect]
+    assert any("win_rate_a_ci_boot_low" in f.columns for f in frame_values(at))
 
 
 def test_pairs_tab_says_why_it_is_empty(app_env, tmp_path):

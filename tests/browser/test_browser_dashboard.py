@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -81,4 +82,20 @@ def test_a_download_of_a_study_deleted_meanwhile_says_so(server, page, tmp_path)
     studies.delete(server["db"], "dash")
     button.click()
     page.get_by_text("Nothing was downloaded: no study named 'dash'").wait_for(timeout=30_000)
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_tied_models_are_named_as_tied_and_the_plan_draws(server, page):
+    page.goto(server["url"])
+    page.locator('[data-testid="stTextInputField"]').first.fill("letmein")
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_text("Best on").wait_for(timeout=30_000)
+    # The seeded study's SC leaderboard: alpha and beta are not told apart.
+    page.get_by_text("SC", exact=True).first.click()
+    page.get_by_text("Tied for best on").wait_for(timeout=30_000)
+    assert page.get_by_text(re.compile(r"^Best on SC")).count() == 0
+    page.get_by_role("tab", name="Plan").click()
+    page.get_by_text("Simulate the plan").click()
+    page.get_by_text("From this study's O ratings").wait_for(timeout=60_000)
+    assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 1
     assert page.locator('[data-testid="stException"]').count() == 0

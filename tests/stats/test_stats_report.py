@@ -15,6 +15,7 @@ from concord.stats import (
     model_scores,
     overall_scores,
 )
+from concord.stats.differences import model_differences
 
 
 def _rankings(ratings):
@@ -40,9 +41,9 @@ def test_report_is_json_with_all_sections(make_ratings):
                       derived=[IMAGENHUB_O])
     text = json.dumps(doc, allow_nan=False)  # raises on NaN or numpy types
     assert json.loads(text) == doc
-    assert set(doc) == {"meta", "human", "agreement", "rankings", "human_vs_metric",
-                        "human_vs_metric_per_model", "rater_vs_rest", "raters",
-                        "disagreements", "pairs"}
+    assert set(doc) == {"meta", "human", "model_differences", "agreement", "rankings",
+                        "human_vs_metric", "metric_comparisons", "human_vs_metric_per_model",
+                        "rater_vs_rest", "raters", "disagreements", "pairs"}
     assert doc["meta"]["schema_version"] == 2
     assert doc["meta"]["criteria"] == ["PR", "SC"]
     assert doc["meta"]["derived"] == [{"name": "O", "method": "geometric_mean",
@@ -67,11 +68,14 @@ def test_report_numbers_equal_the_component_functions(make_ratings):
     human = model_scores(both, n_boot=40, seed=3)
     got = pd.DataFrame(doc["human"]).drop(columns="study")
     pd.testing.assert_frame_equal(got, human, check_dtype=False, check_categorical=False)
-    agree = agreement_table(both, by=("model", "criterion"))
+    agree = agreement_table(both, by=("model", "criterion"), n_boot=40, seed=3)
     got = pd.DataFrame(doc["agreement"]["model"]).drop(columns="study")
     pd.testing.assert_frame_equal(got.fillna(np.nan), agree, check_dtype=False)
-    assert doc["rankings"] == {"models": [], "kendalls_w": [], "position_bias": [],
-                               "rank_by_position": []}
+    diffs = model_differences(both, n_boot=40, n_perm=1000, seed=3)
+    got = pd.DataFrame(doc["model_differences"]).drop(columns="study")
+    pd.testing.assert_frame_equal(got, diffs, check_dtype=False)
+    assert doc["rankings"] == {"models": [], "kendalls_w": [], "kendalls_w_prompts": [],
+                               "position_bias": [], "rank_by_position": []}
     assert doc["human_vs_metric"] == []
     # Without a derived criterion (e.g. a Likert rubric) there is no O.
     plain = full_report(ratings, n_boot=40, seed=3)
