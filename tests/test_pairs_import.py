@@ -100,6 +100,15 @@ def test_a_later_import_adds_pairs_for_new_prompts_only(tmp_path, db):
     assert len({(a, b) for _, a, b, _ in after}) == 6  # 6 prompts, 6 different model pairs
 
 
+def test_the_pair_score_conventions_are_study_settings(tmp_path, db):
+    studies.import_manifest(db, make_folder_study(
+        tmp_path / "s", models=("a", "b", "c"), protocol="pair",
+        extra="pairs:\n  bt_prior: 0.5\n  elo_scale: 100\n  bootstrap: vote\n"))
+    settings = study_store.get_study(db, "s").settings
+    assert settings["pair_scores"] == {"bt_prior": 0.5, "elo_scale": 100, "bootstrap": "vote"}
+    assert "bt_prior" not in settings["pairs"]
+
+
 def test_all_pairs_by_default_and_score_studies_without_a_section_have_none(tmp_path, db):
     studies.import_manifest(db, make_folder_study(tmp_path / "pp", prompts=2, models=MODELS,
                                                   protocol="pair"))
@@ -155,6 +164,10 @@ def test_pairs_of_one_model_are_refused(tmp_path, db, protocol, extra):
     ("pairs:\n  enabled: false\n", "pairs.enabled", "protocol pair always"),
     ("pairs:\n  enabled: maybe\n", "pairs.enabled", "'maybe'"),
     ("pairs: [1, 2]\n", "pairs", "expected a mapping"),
+    ("pairs:\n  elo_base: 1\n", "pairs", "odds must not be 1"),
+    ("pairs:\n  bt_prior: -2\n", "pairs", "bt_prior must be a finite number >= 0"),
+    ("pairs:\n  bootstrap: rater\n", "pairs", "bootstrap"),
+    ("pairs:\n  elo_scale: .inf\n", "pairs", "scale must be a finite number > 0"),
 ])
 def test_bad_pairs_section(tmp_path, db, extra, field, message):
     p, manifest = _bad(tmp_path, db, extra=extra)

@@ -11,7 +11,7 @@ import pytest
 from concord.cli import main
 from concord.services import exclusions, ranking
 from concord.stats.bradley_terry import bradley_terry
-from concord.stats.elo import elo_ratings
+from concord.stats.elo import elo_online, elo_ratings
 from concord.stats.pair_agreement import metric_pair_accuracy, pair_agreement
 from concord.stats.pairs import pairs_from_rankings
 from concord.stats.pairwise import pair_position_bias, win_rates
@@ -73,7 +73,16 @@ def test_report_numbers_are_the_statistics_of_the_stored_judgments(duel, capsys)
         assert r["win_rate_ci_high"] == pytest.approx(wins.loc[r["model"],
                                                                "win_rate_ci_high"], abs=1e-12)
     elo = elo_ratings(data, k=4, n_perm=100, seed=0).set_index("model")["elo"]
-    assert {r["model"]: r["elo"] for r in doc["pairs"]["elo"]} == pytest.approx(elo.to_dict())
+    assert {r["model"]: r["elo_perm_mean"] for r in doc["pairs"]["elo_perm_mean"]} == \
+        pytest.approx(elo.to_dict())
+    online = elo_online(data, k=4, n_boot=N_BOOT, seed=0).set_index("model")
+    for r in doc["pairs"]["elo_online"]:  # the votes in the order they were stored
+        assert r["elo_online"] == pytest.approx(online.loc[r["model"], "elo"], abs=1e-9)
+        assert r["elo_online_ci_low"] == pytest.approx(online.loc[r["model"], "elo_ci_low"],
+                                                       abs=1e-9)
+    assert doc["meta"]["pairs"] == {"both_bad": "tie", "elo_k": 4.0, "elo_orders": 100,
+                                    "bt_prior": 0.0, "scale": 400.0, "odds": 10.0,
+                                    "initial": 1000.0, "bootstrap": "prompt"}
     (bias,) = doc["pairs"]["position_bias"]
     assert bias["p_value"] == pytest.approx(pair_position_bias(data)["p_value"][0])
     assert len(doc["pairs"]["position_bias_raters"]) == 3
@@ -178,3 +187,32 @@ def test_what_cannot_be_computed_is_reported_not_raised(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "Pairs: win rates" in text and "Pairs: not computed" in text
     db.close()
+
+
+def test_pair_score_conventions_from_the_cli_and_the_study(duel, capsys):
+    db, db_path = duel
+    data, _ = _data(db)
+    assert main(["--db", str(db_path), "stats", "--study", "duel", "--json", "--n-boot",
+                 str(N_BOOT), "--n-perm", "50", "--bt-prior", "0.5", "--elo-scale", "173.72",
+                 "--elo-base", "2.718281828459045", "--elo-initial", "1500",
+                 "--pair-bootstrap", "vote"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["meta"]["pairs"]["bt_prior"] == 0.5 and doc["meta"]["pairs"]["bootstrap"] == "vote"
+    expect = bradley_terry(data, tie_model="half", prior=0.5, n_boot=N_BOOT, seed=0,
+                           base=1500, scale=173.72, odds=2.718281828459045)
+    got = _rows(doc, "bradley_terry", source="pairs", tie_model="half")
+    assert [r["score"] for r in got] == pytest.approx(expect["score"].tolist(), abs=1e-9)
+    assert sum(r["score"] for r in got) / len(got) == pytest.approx(1500)
+    online = elo_online(data, k=4, initial=1500, scale=173.72, base=2.718281828459045)
+    assert {r["model"]: r["elo_online"] for r in doc["pairs"]["elo_online"]} == \
+        pytest.approx(online.set_index("model")["elo"].to_dict())
+    # the study's own settings are the defaults; a bad one is one line
+    db.execute("UPDATE studies SET settings = json_set(settings, '$.pair_scores.bt_prior', 2)")
+    assert main(["--db", str(db_path), "stats", "--study", "duel", "--json", "--n-boot",
+                 "20", "--n-perm", "20"]) == 0
+    assert json.loads(capsys.readouterr().out)["meta"]["pairs"]["bt_prior"] == 2
+    assert main(["--db", str(db_path), "stats", "--study", "duel", "--elo-base", "1"]) == 1
+    assert "odds must not be 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # argparse refuses it with the usage
+        main(["--db", str(db_path), "stats", "--study", "duel", "--bt-prior", "-1"])
+    assert "expected a number >= 0" in capsys.readouterr().err

@@ -7,6 +7,7 @@ import contextlib
 import importlib
 import io
 import json
+import math
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -62,6 +63,17 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
                         "mean of image means (default) or mean of rater means (ImagenHub)")
     p.add_argument("--n-disagreements", type=_positive, default=20, metavar="N",
                    help="images listed per metric x judge x human source (default 20)")
+    g = p.add_argument_group("pair scores (default: the study's pairs: settings, else the arena's)")
+    g.add_argument("--bt-prior", type=_prior, metavar="P", help="Bradley-Terry prior "
+                   "precision on the log-strengths (an L2 penalty; 0: maximum likelihood)")
+    g.add_argument("--elo-scale", type=_finite_positive, metavar="S", help="score points "
+                   "that are odds of BASE:1 (400)")
+    g.add_argument("--elo-base", type=_finite_positive, metavar="B", help="the odds of "
+                   "SCALE points (10)")
+    g.add_argument("--elo-initial", type=_finite, metavar="R", help="Elo's start and the "
+                   "Bradley-Terry mean score (1000)")
+    g.add_argument("--pair-bootstrap", choices=["prompt", "vote"], help="what the "
+                   "Bradley-Terry and online-Elo intervals resample (prompt)")
     p.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout")
     p.add_argument("--no-cache", action="store_true",
                    help="compute afresh, neither reading nor storing the report cache (a "
@@ -80,13 +92,44 @@ def _positive(text: str) -> int:
     return value
 
 
+# The pair-score settings (concord.services.report_settings.PAIR_SETTINGS) and their flags.
+_PAIR_FLAGS = {"bt_prior": "bt_prior", "elo_scale": "elo_scale", "elo_base": "elo_base",
+               "elo_initial": "elo_initial", "bootstrap": "pair_bootstrap"}
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def _finite_positive(text: str) -> float:
+    value = _finite(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
+def _prior(text: str) -> float:
+    value = _finite(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
+
+
 def _stats(args: argparse.Namespace, settings: Settings) -> int:
     from concord.services import report_cache, studies
 
     db = db_for(settings)
     studies.check_filters(db, args.study, dimension=args.dimension, metric=args.metric)
+    pairs = {key: getattr(args, flag) for key, flag in _PAIR_FLAGS.items()
+             if getattr(args, flag) is not None}
     options = report_cache.options(
-        model_score=f"mean_{args.model_score.replace('-', '_')}",
+        model_score=f"mean_{args.model_score.replace('-', '_')}", pairs=pairs or None,
         **{k: getattr(args, k) for k in ("dimension", "metric", "by_dimension", "n_boot",
                                          "n_perm", "seed", "n_disagreements")})
     text, _ = report_cache.report_json(db, args.study, options,
@@ -328,8 +371,11 @@ def _print_pairs(sections: dict) -> None:
     _section("Pairs: win rates (ties count half)", sections["win_rates"], _plain(
         ("criterion", "model", "win_rate", "win_rate_ci_low", "win_rate_ci_high", "n", "wins",
          "losses", "ties", "both_bad")))
-    _section("Pairs: Elo (K = 4, mean over 100 orders)", sections["elo"], _plain(
-        ("criterion", "model", "elo", "elo_sd", "n_comparisons")))
+    _section("Pairs: online Elo (K = 4, the votes in time order)", sections["elo_online"],
+             _plain(("criterion", "model", "elo_online", "elo_online_ci_low",
+                     "elo_online_ci_high", "n_comparisons")))
+    _section("Pairs: Elo, mean over 100 random orders", sections["elo_perm_mean"], _plain(
+        ("criterion", "model", "elo_perm_mean", "elo_perm_mean_sd", "n_comparisons")))
     _section("Pairs: left/right bias", sections["position_bias"], _plain(
         ("criterion", "n_decisive", "left_share", "ci_low", "ci_high", "p_value",
          "tie_share")))

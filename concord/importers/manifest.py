@@ -99,6 +99,7 @@ class Manifest:
             "lease_minutes": self.lease_minutes,
             **({"quality": self.quality} if self.quality else {}),
             **({"pairs": pairs} if pairs else {}),
+            **({"pair_scores": self.pairs.scores} if self.pairs.scores else {}),
             **({"crowd": self.crowd.stored()} if self.crowd.stored() else {}),
             **({"checklist": True} if self.checklist else {}),
             **({"comments": self.comments} if self.comments != "off" else {}),

@@ -8,13 +8,16 @@ protocol (``both``, ``rank``, ``score``). Keys (docs/manifest.md):
   to C(M, 2): a balanced incomplete design (:mod:`concord.pair_design`),
 - ``seed``: key of that design's tie-breaking and of each rater's left/right placement,
 - ``raters_per_pair``: k per pair (default ``raters_per_item``),
-- ``sample``: which sample of each model is shown (default 0).
+- ``sample``: which sample of each model is shown (default 0);
+- the score conventions of the report (arena defaults): ``bt_prior``, ``elo_scale``,
+  ``elo_base``, ``elo_initial``, ``bootstrap`` (kept as the study setting
+  ``pair_scores``, which also applies to the Bradley–Terry fit of rankings).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import comb
 from typing import Any
 
@@ -30,7 +33,8 @@ from concord.importers.safe_load import (
 )
 from concord.plan import GoldPairSpec
 
-PAIR_KEYS = {"enabled", "pairs_per_prompt", "seed", "raters_per_pair", "sample"}
+SCORE_KEYS = ("bt_prior", "elo_scale", "elo_base", "elo_initial", "bootstrap")
+PAIR_KEYS = {"enabled", "pairs_per_prompt", "seed", "raters_per_pair", "sample", *SCORE_KEYS}
 # In a gold file, this criterion marks a gold pair: ``model`` is the better image,
 # ``expected`` names the model of the image it must beat.
 PAIR_GOLD = "pair"
@@ -46,6 +50,7 @@ class PairSettings:
     seed: int = 0
     raters_per_pair: int | None = None
     sample: int = 0
+    scores: dict[str, Any] = field(default_factory=dict)  # the report's score conventions
 
     def settings(self, raters_per_item: int) -> dict[str, Any] | None:
         """What the study settings record (None without pairs)."""
@@ -92,7 +97,23 @@ def parse_pairs(value: Any, protocol: Any, bad: Bad) -> PairSettings:
     if "raters_per_pair" in value:
         out.raters_per_pair = _number(value, "raters_per_pair", 1, bad, 1, MAX_RATERS_PER_ITEM)
     out.sample = _number(value, "sample", 0, bad, 0, MAX_SAMPLE)
+    out.scores = _scores(value, bad)
     return out
+
+
+def _scores(section: dict, bad: Bad) -> dict[str, Any]:
+    """The score conventions given, checked as the report takes them."""
+    from concord.stats.pair_report import PairOptions
+
+    given = {k: section[k] for k in SCORE_KEYS if k in section}
+    names = {"bt_prior": "bt_prior", "elo_scale": "scale", "elo_base": "odds",
+             "elo_initial": "initial", "bootstrap": "bootstrap"}
+    try:
+        PairOptions(**{names[k]: v for k, v in given.items()})
+    except (ValueError, TypeError) as exc:
+        bad("pairs", f"{exc} ({', '.join(f'{k}: {shown(v)}' for k, v in given.items())})")
+        return {}
+    return given
 
 
 def check_pairs(pairs: PairSettings, models: list[str], label: str) -> list[Problem]:

@@ -10,7 +10,7 @@ benchmark summaries of the stored metric scores. The JSON document is described 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +20,7 @@ from concord.services import metric_runs, report_cache, report_sections
 from concord.services.report_settings import (
     DERIVED_NAME,
     derived_criteria,
+    pair_options,
     quality_thresholds,
 )
 from concord.services.studies import filter_options
@@ -72,7 +73,8 @@ def study_report(db: Database, study_name: str, *, n_boot: int = 1000, n_perm: i
                  by_dimension: bool = False, model_score: str = "mean_image_means",
                  n_disagreements: int = 20,
                  higher_is_better: Callable[[str], bool] | None = None,
-                 data: StudyFrames | None = None) -> dict:
+                 data: StudyFrames | None = None,
+                 pairs: Mapping[str, object] | None = None) -> dict:
     """The statistics document of one study (``docs/stats-json.md``).
 
     Args:
@@ -92,6 +94,8 @@ def study_report(db: Database, study_name: str, *, n_boot: int = 1000, n_perm: i
             evaluators (the CLI passes ``evaluators.registry.higher_is_better``).
         data: The study's frames, when already read by :func:`load_frames` with the
             same ``dimension`` and ``metric``.
+        pairs: Pair-score settings over the study's (``bt_prior``, ``elo_scale``,
+            ``elo_base``, ``elo_initial``, ``bootstrap``; see :func:`pair_options`).
 
     Returns:
         :func:`concord.stats.full_report`'s sections plus ``benchmarks`` and
@@ -107,7 +111,7 @@ def study_report(db: Database, study_name: str, *, n_boot: int = 1000, n_perm: i
                      dimension=dimension, metric=metric, by_dimension=by_dimension,
                      model_score=model_score, n_disagreements=n_disagreements,
                      info=_image_info(db, study_name), dimensions=dims,
-                     higher_is_better=higher_is_better)
+                     higher_is_better=higher_is_better, pairs=pairs)
 
 
 def report_of(data: StudyFrames, study_name: str, *, n_boot: int = 1000, n_perm: int = 1000,
@@ -115,7 +119,8 @@ def report_of(data: StudyFrames, study_name: str, *, n_boot: int = 1000, n_perm:
               by_dimension: bool = False, model_score: str = "mean_image_means",
               n_disagreements: int = 20, info: pd.DataFrame | None = None,
               dimensions: list[str] | None = None,
-              higher_is_better: Callable[[str], bool] | None = None) -> dict:
+              higher_is_better: Callable[[str], bool] | None = None,
+              pairs: Mapping[str, object] | None = None) -> dict:
     """:func:`study_report` of frames already loaded (the filters only go into ``meta``)."""
     images = image_scores(data.scores)
     stats_scores = images[_SCORE_COLUMNS] if not images.empty else None
@@ -127,7 +132,8 @@ def report_of(data: StudyFrames, study_name: str, *, n_boot: int = 1000, n_perm:
                       by_dimension=by_dimension, model_score=model_score,
                       derived=derived_criteria(data.study, dimensions),
                       quality=quality_thresholds(data.study),
-                      n_disagreements=n_disagreements)
+                      n_disagreements=n_disagreements,
+                      pair_options=pair_options(data.study, pairs))
     study = data.study
     doc["meta"].update(
         study=study_name, dimension=dimension, metric=metric,

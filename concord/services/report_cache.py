@@ -44,7 +44,8 @@ MAX_RATIO = 200
 _FLOOR = 1 << 20
 # The options of a study report (services.report.study_report) and their defaults.
 DEFAULTS = {"n_boot": 1000, "n_perm": 1000, "seed": 0, "dimension": None, "metric": None,
-            "by_dimension": False, "model_score": "mean_image_means", "n_disagreements": 20}
+            "by_dimension": False, "model_score": "mean_image_means", "n_disagreements": 20,
+            "pairs": None}
 
 
 def options(**given: object) -> dict:

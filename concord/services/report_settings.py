@@ -6,10 +6,13 @@ study has per-dimension rubrics); the flag thresholds from ``settings["quality"]
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from concord import check_settings
 from concord.errors import ConcordError
 from concord.services import common
 from concord.stats import Derived, QualityThresholds
+from concord.stats.pair_report import PairOptions
 from concord.store import studies as study_store
 
 # The name of a rubric's derived (combined) criterion.
@@ -68,3 +71,31 @@ def _not_a_mapping(value: object) -> dict:
     if value is None:
         return {}
     raise ValueError(f"quality settings must be a mapping, got {value!r}")
+
+
+# The study's pair-score settings (manifest ``pairs:``, kept as ``pair_scores``; the
+# report's CLI options override them) and the fields of PairOptions they fill.
+PAIR_SETTINGS = {"bt_prior": "bt_prior", "elo_scale": "scale", "elo_base": "odds",
+                 "elo_initial": "initial", "bootstrap": "bootstrap"}
+
+
+def pair_options(study: study_store.Study | None,
+                 overrides: Mapping[str, object] | None = None) -> PairOptions:
+    """The conventions of the study's Bradley–Terry and Elo scores: its ``pairs:`` settings,
+    then ``overrides`` (the keys of :data:`PAIR_SETTINGS`), then the arena defaults.
+
+    Raises:
+        ConcordError: An unknown key or a bad value, named with the study.
+    """
+    stored = {} if study is None else (study.settings.get("pair_scores") or {})
+    given = {**{k: v for k, v in stored.items() if k in PAIR_SETTINGS},
+             **{k: v for k, v in (overrides or {}).items() if v is not None}}
+    unknown = sorted(set(overrides or {}) - set(PAIR_SETTINGS))
+    where = f"study {study.name!r}: " if study is not None else ""
+    if unknown:
+        raise ConcordError(f"{where}unknown pair settings {unknown} (known: "
+                           f"{', '.join(PAIR_SETTINGS)})")
+    try:
+        return PairOptions(**{PAIR_SETTINGS[k]: v for k, v in given.items()})
+    except ValueError as exc:
+        raise ConcordError(f"{where}pair settings: {exc}") from exc

@@ -38,7 +38,8 @@ def _top_pairs(score: np.ndarray, max_models: int) -> tuple[np.ndarray, np.ndarr
 
 
 def bradley_terry_differences(boot: BradleyTerryBoot, *, ci: float = 0.95,
-                              max_models: int = MAX_MODELS) -> pd.DataFrame:
+                              max_models: int = MAX_MODELS,
+                              factor: float = ELO_FACTOR) -> pd.DataFrame:
     """Per pair of models: the strength and score difference with bootstrap intervals.
 
     Returns:
@@ -57,8 +58,8 @@ def bradley_terry_differences(boot: BradleyTerryBoot, *, ci: float = 0.95,
     return pd.DataFrame({
         "model_a": j.models[a], "model_b": j.models[b], "strength_diff": theta[a] - theta[b],
         "strength_diff_ci_boot_low": low, "strength_diff_ci_boot_high": high,
-        "score_diff": ELO_FACTOR * (theta[a] - theta[b]),
-        "score_diff_ci_boot_low": ELO_FACTOR * low, "score_diff_ci_boot_high": ELO_FACTOR * high,
+        "score_diff": factor * (theta[a] - theta[b]),
+        "score_diff_ci_boot_low": factor * low, "score_diff_ci_boot_high": factor * high,
         "n_direct": met[a, b], "tie_model": boot.tie_model,
         "boot_undefined": int(np.isnan(boot.thetas).all(axis=1).sum()), "n_models": n,
         "n_models_compared": kept})

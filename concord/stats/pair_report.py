@@ -12,23 +12,61 @@ Bradley–Terry MLE: a model never lost) is reported in ``problems``, not raised
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from concord.stats.bradley_terry import TIE_MODELS, bradley_terry, bradley_terry_boot
-from concord.stats.elo import elo_ratings
+from concord.stats._validate import check_choice
+from concord.stats.bradley_terry import (
+    TIE_MODELS,
+    UNITS,
+    bradley_terry,
+    bradley_terry_boot,
+    score_factor,
+)
+from concord.stats.elo import elo_online, elo_ratings
 from concord.stats.pair_agreement import metric_pair_accuracy, pair_agreement
 from concord.stats.pair_differences import bradley_terry_differences, pair_win_rates
 from concord.stats.pairs import judgments, pairs_from_rankings
 from concord.stats.pairwise import pair_position_bias, win_matrix, win_rates
 
-# Arena settings of the online Elo (docs/stats.md): K = 4 over 100 random orders.
+# Arena settings of the online Elo (docs/stats.md): K = 4 (the mean over orders: 100).
 ELO_K, ELO_ORDERS = 4.0, 100
 GOLD_COLUMNS = ["rater", "unit", "criterion", "n_gold", "n_correct", "accuracy"]
 PAIR_SECTIONS = ("win_rates", "bradley_terry", "bradley_terry_differences", "head_to_head",
-                 "elo", "win_matrix", "position_bias", "position_bias_raters", "agreement",
-                 "metric_accuracy", "problems")
+                 "elo_online", "elo_perm_mean", "win_matrix", "position_bias",
+                 "position_bias_raters", "agreement", "metric_accuracy", "problems")
+
+
+@dataclass(frozen=True)
+class PairOptions:
+    """The conventions of the Bradley–Terry and Elo scores (arena defaults): the
+    Bradley–Terry prior precision (0: maximum likelihood; arena code fits with a small L2
+    penalty), the score scale (``scale`` points are odds of ``odds``:1, the mean or anchor
+    at ``initial``, also Elo's start), and what the bootstrap resamples (``prompt`` or
+    ``vote``)."""
+
+    bt_prior: float = 0.0
+    scale: float = 400.0
+    odds: float = 10.0
+    initial: float = 1000.0
+    bootstrap: str = "prompt"
+
+    def __post_init__(self) -> None:
+        score_factor(self.scale, self.odds)  # raises on a bad scale
+        check_choice(self.bootstrap, UNITS, name="bootstrap")
+        for name in ("bt_prior", "initial"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) \
+                    or not np.isfinite(value) or (name == "bt_prior" and value < 0):
+                raise ValueError(f"{name} must be a finite number{' >= 0' * (name == 'bt_prior')}"
+                                 f", got {value!r}")
+
+    def meta(self) -> dict[str, object]:
+        """The settings as the report's ``meta.pairs`` lists them."""
+        return {"bt_prior": self.bt_prior, "scale": self.scale, "odds": self.odds,
+                "initial": self.initial, "bootstrap": self.bootstrap}
 
 
 def split_gold_pairs(pairs: pd.DataFrame | None) -> tuple[pd.DataFrame | None, pd.DataFrame]:
@@ -96,19 +134,21 @@ class _Collector:
 
 def pair_sections(pairs: pd.DataFrame | None, rankings: pd.DataFrame | None,
                   scores: pd.DataFrame | None, *, n_boot: int, seed: int, ci: float,
-                  higher_is_better: Mapping[str, bool] | None) -> dict[str, pd.DataFrame]:
+                  higher_is_better: Mapping[str, bool] | None,
+                  options: PairOptions | None = None) -> dict[str, pd.DataFrame]:
     """Every pair statistic of the study, as ``{"pairs_<section>": frame}``.
 
     ``pairs``: the Pairs frame without gold (or None); ``rankings``: the Rankings frame
     without gold (or None); ``scores``: image-level metric scores (``image_id, metric,
-    judge, value``) or None.
+    judge, value``) or None; ``options``: the score conventions (arena defaults).
     """
-    col = _Collector()
+    col, options = _Collector(), options or PairOptions()
     sources = []
     if pairs is not None:
         sources += [("pairs", c, p) for c, p in _by_criterion(pairs)]
         for criterion, part in _by_criterion(pairs):
-            _human_only(col, part, criterion, n_boot=n_boot, seed=seed, ci=ci)
+            _human_only(col, part, criterion, n_boot=n_boot, seed=seed, ci=ci,
+                        options=options)
     if rankings is not None:
         for criterion, part in _by_criterion(rankings):
             derived = col.run("bradley_terry", lambda p=part, c=criterion: pairs_from_rankings(
@@ -116,31 +156,35 @@ def pair_sections(pairs: pd.DataFrame | None, rankings: pd.DataFrame | None,
             if derived is not None and not derived.empty:
                 sources.append(("rankings", criterion, derived))
     for source, criterion, frame in sources:
-        _bradley_terry(col, frame, source, criterion, n_boot=n_boot, seed=seed, ci=ci)
+        _bradley_terry(col, frame, source, criterion, n_boot=n_boot, seed=seed, ci=ci,
+                       options=options)
         _metric_accuracy(col, frame, scores, source, criterion, n_boot=n_boot, seed=seed,
                          ci=ci, higher_is_better=higher_is_better)
     return col.frames()
 
 
 def _bradley_terry(col: _Collector, pairs: pd.DataFrame, source: str, criterion: str, *,
-                   n_boot: int, seed: int, ci: float) -> None:
+                   n_boot: int, seed: int, ci: float, options: PairOptions) -> None:
     """Both tie models, each with its pairwise differences (from the same refits), and
     the head-to-head win rates. Without a tie (rankings without ties, usually) Davidson's
     ν̂ is 0 in the fit and in every resample, so both are plain Bradley–Terry: fitted once."""
     tags = {"source": source, "criterion": criterion}
     tied = pairs["outcome"].astype(str).isin(["tie", "both_bad"]).any()
-    coded = None
+    coded, factor = None, score_factor(options.scale, options.odds)
     for tie_model in TIE_MODELS if tied else ("half",):
         boot = col.run("bradley_terry", lambda t=tie_model: bradley_terry_boot(
-            pairs, tie_model=t, n_boot=n_boot, seed=seed), **tags)
+            pairs, tie_model=t, n_boot=n_boot, seed=seed, prior=options.bt_prior,
+            unit=options.bootstrap), **tags)
         if boot is None:
             continue
         coded = boot.judgments
         for shown in TIE_MODELS if not tied else (tie_model,):
             col.add("bradley_terry", lambda b=boot, t=shown: bradley_terry(
-                pairs, boot=b, ci=ci).assign(tie_model=t), **tags)
+                pairs, boot=b, ci=ci, base=options.initial, scale=options.scale,
+                odds=options.odds).assign(tie_model=t), **tags)
             col.add("bradley_terry_differences", lambda b=boot, t=shown:
-                    bradley_terry_differences(b, ci=ci).assign(tie_model=t), **tags)
+                    bradley_terry_differences(b, ci=ci, factor=factor).assign(tie_model=t),
+                    **tags)
     # The fit's coded judgments when there is one (350,000 derived pairs take 0.3 s to
     # check and code again).
     col.add("head_to_head", lambda: pair_win_rates(
@@ -149,11 +193,17 @@ def _bradley_terry(col: _Collector, pairs: pd.DataFrame, source: str, criterion:
 
 
 def _human_only(col: _Collector, pairs: pd.DataFrame, criterion: str, *, n_boot: int,
-                seed: int, ci: float) -> None:
+                seed: int, ci: float, options: PairOptions) -> None:
     """The statistics only human pair judgments have (win rates, Elo, bias, agreement)."""
     col.add("win_rates", lambda: win_rates(pairs, n_boot=n_boot, ci=ci, seed=seed),
             criterion=criterion)
-    col.add("elo", lambda: elo_ratings(pairs, k=ELO_K, n_perm=ELO_ORDERS, seed=seed),
+    scale = {"k": ELO_K, "initial": options.initial, "scale": options.scale,
+             "base": options.odds}
+    col.add("elo_online", lambda: _named(elo_online(pairs, n_boot=n_boot, ci=ci, seed=seed,
+                                                    **scale), "elo_online"),
+            criterion=criterion)
+    col.add("elo_perm_mean", lambda: _named(elo_ratings(pairs, n_perm=ELO_ORDERS, seed=seed,
+                                                        **scale), "elo_perm_mean"),
             criterion=criterion)
     col.add("win_matrix", lambda: _long_matrix(pairs), criterion=criterion)
     col.add("position_bias", lambda: pair_position_bias(pairs, ci=ci), criterion=criterion)
@@ -163,6 +213,13 @@ def _human_only(col: _Collector, pairs: pd.DataFrame, criterion: str, *, n_boot:
     for both_bad in ("tie", "category"):
         col.add("agreement", lambda b=both_bad: pair_agreement(pairs, both_bad=b, by=keys)
                 .drop(columns=keys), criterion=criterion, both_bad=both_bad)
+
+
+def _named(frame: pd.DataFrame, method: str) -> pd.DataFrame:
+    """Elo columns named by their method (``elo`` → ``elo_online``, ``elo_sd`` →
+    ``elo_perm_mean_sd``, …): two conventions that must not be mistaken for each other."""
+    return frame.rename(columns={c: c.replace("elo", method, 1) for c in frame.columns
+                                 if c.startswith("elo")})
 
 
 def _long_matrix(pairs: pd.DataFrame) -> pd.DataFrame:

@@ -25,6 +25,7 @@ from concord.stats.pair_report import (
     ELO_K,
     ELO_ORDERS,
     PAIR_SECTIONS,
+    PairOptions,
     pair_counts,
     pair_gold_results,
     pair_sections,
@@ -43,7 +44,7 @@ from concord.stats.thresholds import QualityThresholds
 
 __all__ = ["SCHEMA_VERSION", "full_report", "jsonable", "records"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Key columns turned into categoricals once, so every later groupby works on integer codes.
 _KEYS = ("study", "prompt_id", "model", "rater", "criterion", "dimension", "metric", "judge")
 # Document layout: top-level key -> {list name: section key} (or one section key).
@@ -96,6 +97,7 @@ def full_report(
     model_score: str = "mean_image_means",
     quality: QualityThresholds | None = None,
     n_disagreements: int = 20,
+    pair_options: PairOptions | None = None,
 ) -> dict:
     """Every statistic of ``concord.stats`` over the tidy frames, as one JSON-ready dict.
 
@@ -120,6 +122,7 @@ def full_report(
             ``mean_image_means`` (default) or ``mean_rater_means``.
         quality: Flag thresholds (default :class:`QualityThresholds()`).
         n_disagreements: Images listed per metric × judge × human source.
+        pair_options: Conventions of the Bradley–Terry and Elo scores (arena defaults).
 
     Returns:
         The document of ``docs/stats-json.md`` (without the service's ``benchmarks``);
@@ -138,7 +141,8 @@ def full_report(
                 "higher_is_better": higher_is_better, "by_dimension": by_dimension,
                 "model_score": model_score, "quality": quality or QualityThresholds(),
                 "n_disagreements": check_positive_int(n_disagreements,
-                                                      name="n_disagreements")}
+                                                      name="n_disagreements"),
+                "pair_options": pair_options or PairOptions()}
     ratings, rankings, scores = (_categorical(f) for f in (ratings, rankings, scores))
     parts: dict[str, list[pd.DataFrame]] = {}
     counts: list[dict] = []
@@ -172,7 +176,8 @@ def _categorical(frame: pd.DataFrame | None) -> pd.DataFrame | None:
 
 def _study_sections(ratings, rankings, scores, gold, pairs, *, n_boot, n_perm, seed, ci,
                     derived, levels, higher_is_better, by_dimension, model_score, quality,
-                    n_disagreements) -> tuple[dict[str, pd.DataFrame | None], dict]:
+                    n_disagreements, pair_options) -> tuple[dict[str, pd.DataFrame | None],
+                                                             dict]:
     has_value = ratings["value"].notna().to_numpy()
     valued = ratings if has_value.all() else ratings[has_value]
     ranked = rankings if rankings is not None and not rankings.empty else None
@@ -194,7 +199,7 @@ def _study_sections(ratings, rankings, scores, gold, pairs, *, n_boot, n_perm, s
     out.update(metric)
     data_pairs, gold_pairs = split_gold_pairs(pairs)
     out.update(pair_sections(data_pairs, clean_ranked, scores, n_boot=n_boot, seed=seed,
-                             ci=ci, higher_is_better=higher_is_better))
+                             ci=ci, higher_is_better=higher_is_better, options=pair_options))
     gold_table = _concat(gold_results(split.gold_ratings, split.gold_rankings, gold),
                          pair_gold_results(gold_pairs))
     if not valued.empty or ranked is not None:
@@ -247,7 +252,8 @@ def _meta(ratings, rankings, scores, counts: list[dict], settings: dict) -> dict
         "criteria": sorted(set().union(*(distinct_text(f["criterion"]) for f in rated))),
         "ranking_criteria": sorted(set().union(*(distinct_text(f["criterion"])
                                                  for f in ranked))),
-        "pairs": {"both_bad": "tie", "elo_k": ELO_K, "elo_orders": ELO_ORDERS},
+        "pairs": {"both_bad": "tie", "elo_k": ELO_K, "elo_orders": ELO_ORDERS,
+                  **settings["pair_options"].meta()},
         "comparisons": {"max_models": MAX_MODELS, "max_metrics": MAX_METRICS,
                         "ordinal_max_values": ORDINAL_MAX_VALUES},
         "derived": [{"name": d.name, "method": d.method, "criteria": list(d.criteria),

@@ -162,7 +162,9 @@ def pairs(doc: dict) -> None:
         st.subheader("Win rates")
         st.dataframe(view.table(section["win_rates"]), hide_index=True, width="stretch")
         st.altair_chart(pairs_view.matrix_chart(section["win_matrix"]), width="stretch")
-    for key, title in (("elo", "Elo (K = 4, mean over 100 orders)"),
+    for key, title in (("elo_online", "Online Elo (K = 4, the votes in time order; arena "
+                                      "convention)"),
+                       ("elo_perm_mean", "Elo, mean over 100 random orders"),
                        ("position_bias", "Left/right bias"),
                        ("position_bias_raters", "Left/right bias per rater"),
                        ("agreement", "Rater agreement on pairs"),

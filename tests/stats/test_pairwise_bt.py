@@ -227,3 +227,51 @@ def test_ranking_and_pairwise_studies_meet_on_one_bradley_terry_scale():
     assert np.abs(b.to_numpy() - theta).max() < 0.1
     joint = bradley_terry(pd.concat([ranked, paired]), n_boot=2)
     assert joint["model"].tolist() == [f"m{k}" for k in range(5)]
+
+
+@pytest.mark.parametrize(("c", "scale", "odds", "initial"), [(0.5, 400.0, 10.0, 1000.0),
+                                                             (2.0, 100.0, 2.0, 0.0)])
+def test_the_penalised_fit_is_the_arena_logistic_regression(c, scale, odds, initial):
+    """Arena leaderboards fit Bradley–Terry as a logistic regression without intercept:
+    one row per vote, +ln(odds) for model A and −ln(odds) for model B, ties as half a win
+    each way (sample weights), an L2 penalty of strength 1/C, and score = scale · coef +
+    initial. The same fit here is the "half" tie model with prior = 1 / (C · ln² odds)."""
+    from sklearn.linear_model import LogisticRegression
+
+    df = davidson_pairs(THETA, nu=0.4, prompts=40, seed=7)
+    models = sorted(set(df.left_model) | set(df.right_model))
+    index = {m: i for i, m in enumerate(models)}
+    rows, labels, weights = [], [], []
+    for a, b, outcome in zip(df.left_model, df.right_model, df.outcome, strict=True):
+        x = np.zeros(len(models))
+        x[index[a]], x[index[b]] = np.log(odds), -np.log(odds)
+        credit = {"left": 1.0, "right": 0.0}.get(outcome, 0.5)
+        for label, weight in ((1, credit), (0, 1.0 - credit)):
+            if weight:
+                rows.append(x)
+                labels.append(label)
+                weights.append(weight)
+    lr = LogisticRegression(fit_intercept=False, C=c, tol=1e-12, max_iter=10_000)
+    lr.fit(np.array(rows), np.array(labels), sample_weight=np.array(weights))
+    arena = dict(zip(models, scale * lr.coef_[0] + initial, strict=True))
+    ours = bradley_terry(df, tie_model="half", prior=1 / (c * np.log(odds) ** 2), n_boot=1,
+                         base=initial, scale=scale, odds=odds).set_index("model")["score"]
+    for model in models:
+        assert ours[model] == pytest.approx(arena[model], abs=1e-4 * scale)
+
+
+def test_the_vote_bootstrap_resamples_judgments():
+    from concord.stats.bradley_terry import bradley_terry_boot
+
+    one_each = davidson_pairs(THETA[:4], prompts=300, raters=1, seed=8)
+    assert one_each.groupby("prompt_id").size().max() == 1
+    by_prompt = bradley_terry_boot(one_each, tie_model="half", n_boot=30, seed=3)
+    by_vote = bradley_terry_boot(one_each, tie_model="half", n_boot=30, seed=3, unit="vote")
+    assert np.allclose(by_prompt.thetas, by_vote.thetas, equal_nan=True)
+    many = davidson_pairs(THETA[:4], prompts=60, raters=4, seed=8)
+    by_prompt = bradley_terry_boot(many, tie_model="half", n_boot=30, seed=3)
+    by_vote = bradley_terry_boot(many, tie_model="half", n_boot=30, seed=3, unit="vote")
+    assert np.allclose(by_prompt.fit.strength, by_vote.fit.strength)  # one fit
+    assert not np.allclose(by_prompt.thetas, by_vote.thetas)  # other resamples
+    with pytest.raises(ValueError, match="unit"):
+        bradley_terry_boot(many, unit="rater")

@@ -44,7 +44,7 @@ def test_report_is_json_with_all_sections(make_ratings):
     assert set(doc) == {"meta", "human", "model_differences", "agreement", "rankings",
                         "human_vs_metric", "metric_comparisons", "human_vs_metric_per_model",
                         "rater_vs_rest", "raters", "disagreements", "pairs"}
-    assert doc["meta"]["schema_version"] == 2
+    assert doc["meta"]["schema_version"] == 3
     assert doc["meta"]["criteria"] == ["PR", "SC"]
     assert doc["meta"]["derived"] == [{"name": "O", "method": "geometric_mean",
                                        "criteria": ["SC", "PR"], "dimensions": None}]
