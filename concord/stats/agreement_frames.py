@@ -25,7 +25,8 @@ from concord.stats._validate import (
 from concord.stats.agreement import LEVELS, alpha_from_counts, fleiss_from_counts, leave_one_out
 from concord.stats.agreement_ci import AgreementBlock, agreement_intervals
 from concord.stats.entries import Entries
-from concord.stats.reliability import icc2, weighted_kappa
+from concord.stats.interval_alpha import IntervalBlock, interval_alpha, is_continuous
+from concord.stats.reliability import KAPPA_FIELDS, icc2, weighted_kappa
 
 
 def rating_matrix(
@@ -193,7 +194,8 @@ def agreement_table(
     for head, cells, _ in group_entries(ratings, by, item, units=n_boot is not None):
         rows.append({**head, **agreement_row(cells, levels, ci=ci)})
         if n_boot is not None:
-            blocks.append(AgreementBlock(cells, cells.unit, levels))
+            block = IntervalBlock if is_continuous(cells) else AgreementBlock
+            blocks.append(block(cells, cells.unit, levels))
     if blocks:
         for row, extra in zip(rows, agreement_intervals(blocks, n_boot=n_boot, seed=seed,
                                                         ci=ci), strict=True):
@@ -207,15 +209,22 @@ def agreement_row(data: np.ndarray | Entries, levels: Sequence[str] = LEVELS, *,
     the same ratings as :class:`~concord.stats.entries.Entries`)."""
     if not isinstance(data, Entries):
         data = Entries.from_matrix(np.asarray(data, dtype=float))
-    counts, domain = entries.value_counts(data)
     row: dict[str, float] = {}
-    for level in levels:
-        row[f"alpha_{level}"] = (alpha_from_counts(counts, domain, level)
-                                 if data.n_raters >= 2 else float("nan"))
-    row["fleiss_kappa"] = fleiss_from_counts(counts)
+    if is_continuous(data):  # a slider: interval α only (the categorical ones need tables)
+        row.update({f"alpha_{level}": interval_alpha(data) if level == "interval"
+                    else float("nan") for level in levels})
+        row["fleiss_kappa"] = float("nan")
+        kappa = {**dict.fromkeys(KAPPA_FIELDS, float("nan")), "kappa_n_items": 0}
+    else:
+        counts, domain = entries.value_counts(data)
+        for level in levels:
+            row[f"alpha_{level}"] = (alpha_from_counts(counts, domain, level)
+                                     if data.n_raters >= 2 else float("nan"))
+        row["fleiss_kappa"] = fleiss_from_counts(counts)
+        kappa = weighted_kappa(data)
     row["mean_spearman"] = entries.mean_pairwise_spearman(data)
     row.update(icc2(data, ci=ci))
-    row.update(weighted_kappa(data))
+    row.update(kappa)
     row.update(n_raters=data.n_raters, n_items=data.n_items, n_ratings=len(data.value))
     return row
 
