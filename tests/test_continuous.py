@@ -173,7 +173,8 @@ def test_the_report_of_a_slider_study(tmp_path, capsys):
     lines = ["prompt_id,model,rater,criterion,value"]
     for i, t in enumerate(truth):
         for r in range(3):
-            lines.append(f"p{i // 2},m{i % 2},r{r},quality,{np.clip(t + rng.normal(0, 10), 0, 100)}")
+            value = np.clip(t + rng.normal(0, 10), 0, 100)
+            lines.append(f"p{i // 2},m{i % 2},r{r},quality,{value}")
     path = tmp_path / "s.csv"
     path.write_text("\n".join(lines) + "\n")
     db_path = tmp_path / "x.db"
