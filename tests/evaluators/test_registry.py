@@ -153,3 +153,21 @@ def test_torch_is_imported_only_in_evaluators():
         found += [f"{path.relative_to(REPO)}: {m}" for m in names
                   if m.split(".")[0] in ("torch", "transformers")]
     assert found == []
+
+
+def test_without_torch_the_evaluator_tests_skip_with_the_reason():
+    """Where requirements-metrics.txt is not installed, collecting tests/evaluators skips
+    every module that needs torch (saying so) instead of failing to import it."""
+    code = ("import sys\n"
+            "for m in ('torch', 'transformers'):\n"
+            "    sys.modules[m] = None  # what `import torch` sees when it is absent\n"
+            "import pytest\n"
+            "sys.exit(pytest.main(['--co', '-q', '-rs', '-p', 'no:cacheprovider', "
+            "'tests/evaluators']))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-3000:]
+    assert "error" not in out.stdout.lower()
+    skipped = [line for line in out.stdout.splitlines() if line.startswith("SKIPPED")]
+    assert skipped and all("needs the metrics packages (torch, transformers not installed): "
+                           "pip install -r requirements-metrics.txt" in s for s in skipped)
