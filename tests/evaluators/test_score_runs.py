@@ -150,7 +150,8 @@ def test_failed_model_load_is_recorded_as_failed(study, tmp_path, capsys):
     assert run["status"] == "failed" and "cannot load model" in run["error"]
 
 
-def test_sigterm_ends_the_run_as_cancelled(tmp_path, study_maker, tiny_dirs):
+def _long_run(tmp_path, study_maker, tiny_dirs):
+    """(database, process): a `score` process on 240 images, one image per step."""
     db_path = tmp_path / "big.db"
     db = open_db(db_path)
     study_maker(db, tmp_path / "big", n_prompts=60, n_models=4)
@@ -161,6 +162,11 @@ def test_sigterm_ends_the_run_as_cancelled(tmp_path, study_maker, tiny_dirs):
          "--metric", "soft-tifa", "--model", str(tiny_dirs["qwen2_5_vl"]), "--device", "cpu",
          "--images-per-step", "1", "--no-progress"],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return db_path, proc
+
+
+def test_sigterm_ends_the_run_as_cancelled(tmp_path, study_maker, tiny_dirs):
+    db_path, proc = _long_run(tmp_path, study_maker, tiny_dirs)
     try:
         _wait(lambda: _query(db_path, "SELECT n_scored FROM runs WHERE n_scored > 0"), proc)
         proc.send_signal(signal.SIGTERM)
@@ -219,16 +225,7 @@ def test_runs_list_shows_each_run_with_its_status(study, tiny_dirs, capsys):
 
 
 def test_runs_cancel_stops_a_live_run(tmp_path, study_maker, tiny_dirs, capsys):
-    db_path = tmp_path / "big.db"
-    db = open_db(db_path)
-    study_maker(db, tmp_path / "big", n_prompts=60, n_models=4)
-    db.close()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "concord", "--db", str(db_path), "score", "--study", "tiny",
-         "--metric", "soft-tifa", "--model", str(tiny_dirs["qwen2_5_vl"]), "--device", "cpu",
-         "--images-per-step", "1", "--no-progress"],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    db_path, proc = _long_run(tmp_path, study_maker, tiny_dirs)
     try:
         _wait(lambda: _query(db_path, "SELECT id FROM runs WHERE n_scored > 0"), proc)
         [run] = _query(db_path, "SELECT id FROM runs")
