@@ -68,7 +68,7 @@ def _merge(args: argparse.Namespace, settings: Settings) -> int:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Resolve the request (every check that needs no database), build the metric, then
     open the store and score; the service loads the judge."""
-    request = score_request.resolve(score_args.score_args(args))
+    request = score_request.resolve(score_args.raw_request(args))
     evaluator = build_evaluator(request)  # a bad --option fails before the database opens
     db = open_db(settings.db_path)
     previous = signal.signal(signal.SIGTERM, _cancel)

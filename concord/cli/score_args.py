@@ -79,7 +79,7 @@ def add_score_arguments(p: argparse.ArgumentParser, metrics: list[str]) -> None:
     p.add_argument("--log-path", help=argparse.SUPPRESS)
 
 
-def score_args(args: argparse.Namespace) -> ScoreArgs:
+def raw_request(args: argparse.Namespace) -> ScoreArgs:
     """The parsed command line as the scoring service takes it."""
     return ScoreArgs(
         study=args.study, metric=args.metric, model=args.model, device=args.device,
