@@ -249,6 +249,8 @@ def print_flops(sizes: dict[int, dict], keys: list[str]) -> None:
         if shape is None:
             print(f"{size:>5} (not a Qwen2/2.5-VL layout: no FLOP count)")
             continue
+        print(f"{size:>5} (prefix {shape.prefix} tokens, question {shape.suffix} tokens, "
+              f"{shape.patches} vision patches per image)")
         for key in keys:
             path = "naive" if key == "naive" else "shared" if key == "shared" else "last"
             cut, full = ((flops_per_pair("naive", shape, *depth, len(QUESTIONS))
