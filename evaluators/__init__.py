@@ -1,7 +1,8 @@
 """Automatic T2I metrics (VLM yes/no probabilities, TIFA, OCR) behind one small contract.
 
 Importing this package, :mod:`evaluators.base` or :mod:`evaluators.registry` loads neither
-torch nor transformers: the Streamlit app lists metrics from here. Models load only when an
+torch nor transformers: the Streamlit app lists metrics (and their directions, judges and
+questions) from the registry's data. Models load only when an
 evaluator's ``load()`` or ``score()`` runs, in the batch job (``python -m concord score``).
 """
 
@@ -17,16 +18,19 @@ from evaluators.base import (
 )
 from evaluators.registry import (
     EVALUATORS,
+    MetricInfo,
     UnknownEvaluatorError,
     create_evaluator,
     evaluator_class,
     list_evaluators,
+    metric_info,
 )
 
 __all__ = [
     "EVALUATORS",
     "Evaluator",
     "EvaluatorError",
+    "MetricInfo",
     "ModelLoadError",
     "Question",
     "ScoreRequest",
@@ -35,4 +39,5 @@ __all__ = [
     "create_evaluator",
     "evaluator_class",
     "list_evaluators",
+    "metric_info",
 ]

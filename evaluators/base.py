@@ -81,6 +81,14 @@ class ScoreResult:
         return cls(item_id=item_id, value=None, error=error)
 
 
+@dataclass(frozen=True, slots=True)
+class PairError:
+    """In place of one (image, text) pair's result: why the judge's processor refused it
+    (an image shape it cannot resize, ...). The pair's image fails; the rest is scored."""
+
+    reason: str
+
+
 @runtime_checkable
 class Evaluator(Protocol):
     """What every metric implements.
@@ -117,7 +125,8 @@ def open_image(path: Path | None) -> Image.Image:
     """Decode an image fully into RGB, so a corrupt file fails here and not mid-batch.
 
     Raises:
-        OSError: the file is missing or cannot be decoded (the message names the path).
+        OSError: the file is missing, cannot be decoded, or declares more pixels than
+            Pillow decodes safely (the message names the path).
     """
     from PIL import Image, UnidentifiedImageError
 
@@ -127,6 +136,9 @@ def open_image(path: Path | None) -> Image.Image:
         with Image.open(path) as im:
             im.load()
             return im.convert("RGB")
+    except Image.DecompressionBombError as exc:
+        # not an OSError: uncaught, it would fail the whole step instead of this image
+        raise OSError(f"image {str(path)!r} is too large to decode safely: {exc}") from exc
     except (UnidentifiedImageError, ValueError, SyntaxError) as exc:
         # PIL signals truncated or garbled data with several exception types
         raise OSError(f"cannot decode image {str(path)!r}: {exc}") from exc

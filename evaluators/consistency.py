@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from evaluators.base import Evaluator, ScoreRequest, ScoreResult
-from evaluators.registry import create_evaluator, evaluator_class
+from evaluators.registry import create_evaluator, metric_info
 
 _JUDGE_OPTIONS = ("device", "batch_size", "trust_remote_code", "loader", "system",
                   "share_prefix", "device_map", "max_memory", "dtype")
@@ -44,7 +44,7 @@ class Consistency:
             raise ValueError("consistency cannot wrap itself")
         self.base_name = base
         kwargs = dict(options)
-        if evaluator_class(base).needs_judge:
+        if metric_info(base).needs_judge:
             if model is not None:
                 kwargs["model"] = model
         else:

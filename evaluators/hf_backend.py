@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from evaluators import hf_batches, hf_flat, hf_memory, hf_prefix
+from evaluators.base import PairError
 from evaluators.hf_loading import load_pretrained, resolve_device
 from evaluators.token_probs import Processing
 
@@ -216,12 +217,25 @@ class HFVLMBackend:
         """Processor inputs for a batch, on the model's device, left-padded."""
         return hf_flat.to_device(self, hf_flat.process(self, images, texts))
 
-    def next_token_logprobs(self, images: Sequence[Any], texts: Sequence[str],
-                            processing: Processing | None = None) -> torch.Tensor:
-        """[N, V] fp32 log-probabilities (CPU) of the token after each (image, text)."""
+    def next_token_results(self, images: Sequence[Any], texts: Sequence[str],
+                           processing: Processing | None = None) -> list[Any]:
+        """Per (image, text): the [V] fp32 log-probabilities (CPU) of the next token, or a
+        :class:`~evaluators.base.PairError` where the processor refused the image."""
         if len(images) != len(texts):
             raise ValueError(f"{len(images)} images for {len(texts)} texts")
-        out = self._score(images, texts, None, processing)
+        return self._score(images, texts, None, processing)
+
+    def next_token_logprobs(self, images: Sequence[Any], texts: Sequence[str],
+                            processing: Processing | None = None) -> torch.Tensor:
+        """[N, V] fp32 log-probabilities (CPU) of the token after each (image, text).
+
+        Raises:
+            ValueError: the processor refused an image (its reason).
+        """
+        out = self.next_token_results(images, texts, processing)
+        refused = next((r for r in out if isinstance(r, PairError)), None)
+        if refused is not None:
+            raise ValueError(refused.reason)
         return torch.stack(out) if out else torch.empty(0)
 
     def answer_logprobs(self, images: Sequence[Any], texts: Sequence[str],
@@ -231,7 +245,8 @@ class HFVLMBackend:
 
         ``answers[i]`` are token ids (see :meth:`answer_token_ids`). Step j is read with
         the answer's first j tokens in the input, processed as generate would at that step
-        (the repetition penalty also covers the answer tokens already emitted).
+        (the repetition penalty also covers the answer tokens already emitted). A pair whose
+        image the processor refused gets a :class:`~evaluators.base.PairError` instead.
         """
         if not len(images) == len(texts) == len(answers):
             raise ValueError(f"{len(images)} images, {len(texts)} texts, {len(answers)} answers")
@@ -244,18 +259,25 @@ class HFVLMBackend:
                processing: Processing | None) -> list[Any]:
         if not texts:
             return []
-        self._resolve_batch_size(images[0], texts[0])
+        self._resolve_batch_size(images, texts)
         pairs = [hf_batches.Pair(i, im, t, None if answers is None else tuple(answers[i]))
                  for i, (im, t) in enumerate(zip(images, texts, strict=True))]
         results = hf_batches.run(self, hf_batches.plan(self, pairs), processing or Processing())
         return [results[i] for i in range(len(pairs))]
 
-    def _resolve_batch_size(self, image: Any, text: str) -> None:
+    def _resolve_batch_size(self, images: Sequence[Any], texts: Sequence[str]) -> None:
         """``batch_size="auto"``: measure one prompt's length, size batches to free memory."""
         if not self._auto_batch:
             return
+        for image, text in zip(images, texts, strict=True):
+            try:
+                tokens = int(hf_flat.process(self, [image], [text])["input_ids"].shape[1])
+                break
+            except Exception as exc:  # a refused image fails later, alone; measure another
+                logger.debug("batch size not measured on a refused image: %s", exc)
+        else:
+            return  # no image processes: every pair fails, the batch size does not matter
         self._auto_batch = False
-        tokens = int(hf_flat.process(self, [image], [text])["input_ids"].shape[1])
         self.batch_size = hf_memory.auto_batch_size(self.model, tokens)
         logger.info("%s: %d pairs per forward (%d tokens per prompt, free memory on %s)",
                     self.model_id, self.batch_size, tokens, self.model.device)

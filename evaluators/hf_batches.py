@@ -5,7 +5,9 @@ backend allows it); the rest go through the unshared path. Both are cut into mic
 of at most ``backend.batch_size`` pairs, bucketed by image size so a batch pads little.
 A worker thread prepares (processor, tokenizer) the next micro-batches while the model runs
 the current one. An out-of-memory error halves the backend's batch size and the failing
-batch is split and run again; a batch of one pair that does not fit is an error.
+batch is split and run again; a batch of one pair that does not fit is an error. A batch
+whose inputs the processor refuses (a 1×300 image for Qwen-VL) is prepared again image by
+image: the refused images' pairs get a :class:`~evaluators.base.PairError`, the rest runs.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 import torch
 
 from evaluators import hf_flat, hf_memory, hf_prefix
-from evaluators.base import EvaluatorError
+from evaluators.base import EvaluatorError, PairError
 from evaluators.token_probs import Processing
 
 logger = logging.getLogger(__name__)
@@ -137,10 +139,42 @@ def run(backend: Any, batches: list[Batch], processing: Processing) -> dict[int,
                 batch = queue.popleft()
                 ahead.append((batch, pool.submit(prepare, backend, batch)))
             batch, future = ahead.popleft()
-            prepared = future.result()
+            try:
+                prepared = future.result()
+            except Exception:  # the processor refused an input: find it, run the rest
+                results.update(_isolate(backend, batch, processing))
+                continue
             for part in _fit(batch, backend.batch_size):
                 ready = prepared if part is batch else prepare(backend, part)
                 results.update(_run_safely(backend, part, ready, processing))
+    return results
+
+
+def _isolate(backend: Any, batch: Batch, processing: Processing) -> dict[int, Any]:
+    """A batch whose inputs the processor refused: each image's pairs are prepared alone;
+    those it refuses get a :class:`PairError`, the others run together again (or alone,
+    if only their combination is refused)."""
+    results: dict[int, Any] = {}
+    units = [Batch(flat=[p]) for p in batch.flat] + [Batch(groups=[g]) for g in batch.groups]
+    ready: list[tuple[Batch, Any]] = []
+    for unit in units:
+        try:
+            ready.append((unit, prepare(backend, unit)))
+        except Exception as exc:
+            reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            pairs = unit.flat or unit.groups[0].pairs
+            results.update({p.index: PairError(reason) for p in pairs})
+            backend.counters["refused_pairs"] += len(pairs)
+    if not ready:
+        return results
+    rest = Batch(flat=[p for u, _ in ready for p in u.flat],
+                 groups=[g for u, _ in ready for g in u.groups])
+    try:
+        runs = [(rest, prepare(backend, rest))] if len(ready) < len(units) else ready
+    except Exception:
+        runs = ready
+    for part, prepared in runs:
+        results.update(_run_safely(backend, part, prepared, processing))
     return results
 
 

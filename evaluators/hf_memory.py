@@ -54,10 +54,19 @@ def bytes_per_token(model: Any) -> int:
     return (2 * layers * kv_heads * head_dim + 4 * hidden + 2 * inter) * size
 
 
+def logit_bytes(model: Any) -> int:
+    """The logits of one read: the head's output in the model's dtype, its fp32 copy, the
+    processed copy and the log-softmax (4 bytes each), one vocabulary row each."""
+    config = model.config
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    size = torch.finfo(model.dtype).bits // 8 if model.dtype.is_floating_point else 4
+    return int(getattr(text, "vocab_size", 152_064)) * (size + 3 * 4)
+
+
 def auto_batch_size(model: Any, tokens_per_pair: int, free: int | None = None) -> int:
     """(image, question) pairs per forward that fit in the free memory (at least 1)."""
     device = model.device
     free = free_bytes(device) if free is None else free
-    per_pair = max(1, tokens_per_pair) * bytes_per_token(model)
+    per_pair = max(1, tokens_per_pair) * bytes_per_token(model) + logit_bytes(model)
     cap = _MAX_PAIRS["cuda" if device.type == "cuda" else "cpu"]
     return max(1, min(cap, int(free * _SAFETY) // per_pair))

@@ -7,13 +7,16 @@ after the image. Tokenising the prefix alone must give the first tokens of the w
 (otherwise the pair goes through the unshared path); the suffix ids are the rest of the
 whole prompt's ids. Prefixes are left-padded (images of different sizes or tile counts give
 different prefix lengths), suffixes right-padded, and each row is read at its own last real
-token. M-RoPE models (Qwen2/2.5/3-VL) get explicit 3-D positions: the prefill's from
-``get_rope_index`` and the suffix's ``arange(P_i, P_i + S) + rope_deltas_i``; the model-wide
-``rope_deltas`` is cleared after every batch so it never leaks into the next.
+token: its last hidden state is gathered before the LM head, so the head computes one row
+of logits per read, never a row per (suffix, distinct length). M-RoPE models
+(Qwen2/2.5/3-VL) get explicit 3-D positions: the prefill's from ``get_rope_index`` and the
+suffix's ``arange(P_i, P_i + S) + rope_deltas_i``; the model-wide ``rope_deltas`` is cleared
+after every batch so it never leaks into the next.
 
 Models that cannot share are refused up front (:func:`unsupported_reason`): prefix-LM
 attention (PaliGemma: the question attends bidirectionally to itself and the image),
-sliding-window or hybrid caches, templates without an image token.
+sliding-window or hybrid caches, templates without an image token, models without a
+separate LM head (or whose logits are rescaled after it).
 """
 
 from __future__ import annotations
@@ -48,6 +51,10 @@ def unsupported_reason(model: Any, processor: Any) -> str | None:
     if not getattr(processor, "image_token", None):
         return "the processor names no image token"
     text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    if getattr(model, "model", None) is None or model.get_output_embeddings() is None:
+        return "no separate language-model head to gather the last hidden states for"
+    if getattr(text, "final_logit_softcapping", None) or getattr(text, "logit_scale", None):
+        return "logits rescaled after the head (soft-capping or a logit scale)"
     layer_types = set(getattr(text, "layer_types", None) or ())
     if layer_types - {"full_attention"}:
         return f"sliding-window or hybrid attention layers ({', '.join(sorted(layer_types))})"
@@ -159,21 +166,22 @@ def _select(cache: Any, index: torch.Tensor) -> Any:
 
 def _suffix_chunk(backend: Any, cache: Any, prefix: Any, prep: Prepared, chunk: list[int],
                   deltas: torch.Tensor | None, processing: Processing) -> list[Any]:
-    """One forward of suffix rows ``chunk``; each row read at its own positions."""
+    """One forward of suffix rows ``chunk``; each row's last hidden state(s) gathered
+    before the LM head, so the head runs once per read (not per row × distinct length)."""
     device = prefix["input_ids"].device
     image_rows = torch.tensor([prep.rows[i] for i in chunk], device=device)
     ids, mask = prep.ids[chunk].to(device), prep.mask[chunk].to(device)
     width = ids.shape[1]
-    steps = [range(prep.lengths[i] - 1, prep.lengths[i] - 1 + _n_reads(prep, i))
-             for i in chunk]
-    keep = sorted({p for s in steps for p in s})
-    logits = backend.model(
+    hidden = backend.model.model(
         input_ids=ids, attention_mask=torch.cat([prefix["attention_mask"][image_rows], mask], 1),
         position_ids=_positions(prefix, image_rows, width, deltas),
-        past_key_values=_select(cache, image_rows),
-        # a CPU index works whichever GPU the last layer sits on (device_map)
-        logits_to_keep=torch.tensor(keep)).logits.float()
-    column = {p: j for j, p in enumerate(keep)}
+        past_key_values=_select(cache, image_rows))[0]
+    reads = [(n, prep.lengths[i] - 1 + j) for n, i in enumerate(chunk)
+             for j in range(_n_reads(prep, i))]
+    at = hidden.device  # the last layer's (device_map may spread layers over GPUs)
+    picked = hidden[torch.tensor([n for n, _ in reads], device=at),
+                    torch.tensor([p for _, p in reads], device=at)]
+    logits = backend.model.get_output_embeddings()(picked).float()  # [reads, V]
     vocab = logits.shape[-1]
     seen = None
     if processing.repetition_penalty != 1.0 or prep.answers is not None:
@@ -181,13 +189,11 @@ def _suffix_chunk(backend: Any, cache: Any, prefix: Any, prep: Prepared, chunk: 
         prompt = mask * (torch.arange(width, device=device)[None, :] < lengths[:, None])
         seen = seen_tokens(prefix["input_ids"][image_rows],
                            prefix["attention_mask"][image_rows], vocab)
-        seen |= seen_tokens(ids, prompt, vocab)
-    if prep.answers is None:
-        picked = logits[torch.arange(len(chunk)), [column[s[0]] for s in steps]]
-        lp = torch.log_softmax(process_logits(picked, seen, processing), dim=-1).cpu()
+        seen = (seen | seen_tokens(ids, prompt, vocab)).to(logits.device)
+    if prep.answers is None:  # one read per row, in row order
+        lp = torch.log_softmax(process_logits(logits, seen, processing), dim=-1).cpu()
         return list(lp)
-    return _answer_reads(logits, seen, steps, column, [prep.answers[i] for i in chunk],
-                         processing)
+    return _answer_reads(logits, seen, [prep.answers[i] for i in chunk], processing)
 
 
 def _n_reads(prep: Prepared, row: int) -> int:
@@ -207,14 +213,18 @@ def _positions(prefix: Any, image_rows: torch.Tensor, width: int,
     return text.unsqueeze(0).expand(3, -1, -1)
 
 
-def _answer_reads(logits: torch.Tensor, seen: torch.Tensor, steps: list[range],
-                  column: dict[int, int], answers: list[tuple[int, ...]],
+def _answer_reads(logits: torch.Tensor, seen: torch.Tensor, answers: list[tuple[int, ...]],
                   processing: Processing) -> list[list[float]]:
-    """Teacher-forced log-probs: step j of each row, its earlier answer tokens seen."""
+    """Teacher-forced log-probs: step j of each row, its earlier answer tokens seen.
+
+    ``logits`` holds each row's reads one after the other (row i: ``len(answers[i])``)."""
+    starts = [0]
+    for a in answers:
+        starts.append(starts[-1] + len(a))
     out: list[list[float]] = [[] for _ in answers]
     for j in range(max(len(a) for a in answers)):
         rows = [i for i, a in enumerate(answers) if j < len(a)]
-        picked = logits[rows, [column[steps[i][j]] for i in rows]]
+        picked = logits[[starts[i] + j for i in rows]]
         lp = torch.log_softmax(process_logits(picked, seen[rows], processing), dim=-1)
         for n, i in enumerate(rows):
             out[i].append(float(lp[n, answers[i][j]]))

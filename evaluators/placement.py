@@ -1,5 +1,6 @@
 """Where a judge runs: one device per process (torchrun / accelerate ranks), or one judge
-spread over several GPUs (``device_map="auto"`` with per-device memory limits)."""
+spread over several GPUs (``device_map="auto"`` with per-device memory limits), and the dtype
+its weights load in (:func:`place_judge` resolves all of it once, before anything loads)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,41 @@ def rank_device(device: str, ranks: Ranks) -> str:
             raise ModelLoadError("device 'cuda' requested but no CUDA device is available")
         return "cpu"
     return f"cuda:{ranks.local_rank % torch.cuda.device_count()}"
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """This rank's judge: its device, the dtype its weights load in (never ``auto``), and
+    the ``device_map`` / ``max_memory`` passed to ``from_pretrained``."""
+
+    device: str
+    dtype: str
+    device_map: str | None = None
+    max_memory: dict[int | str, str] | None = None
+
+
+def place_judge(device: str, dtype: str, device_map: str | None, max_memory: str | None,
+                ranks: Ranks) -> Placement:
+    """Resolve where this rank's judge goes and its weight dtype (imports torch).
+
+    ``dtype="auto"`` becomes what the loader would pick on the device the weights start
+    from (bf16 on a GPU, fp32 on CPU; with ``device_map`` and no GPU that is the CPU), so
+    the resume key records the dtype the scores are computed in.
+
+    Raises:
+        ValueError: a malformed ``max_memory`` spec.
+        ModelLoadError: a CUDA device asked for where there is none; fewer GPUs than ranks.
+    """
+    import torch
+
+    from evaluators.hf_loading import default_dtype, resolve_device
+
+    limits = parse_max_memory(max_memory) if max_memory else None
+    where = rank_device(device, ranks)
+    memory = max_memory_for(limits, ranks, torch.cuda.device_count()) if device_map else None
+    if dtype == "auto":
+        dtype = str(default_dtype(resolve_device(where))).removeprefix("torch.")
+    return Placement(where, dtype, device_map, memory)
 
 
 def parse_max_memory(text: str) -> dict[str, str]:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evaluators.base import ScoreRequest, ScoreResult, load_images
+from evaluators.base import PairError, ScoreRequest, ScoreResult, load_images
 
 if TYPE_CHECKING:
     import torch
@@ -126,9 +126,25 @@ class VLMMetric:
 
     # ------------------------------------------------------------- driver
     def score(self, requests: Sequence[ScoreRequest]) -> list[ScoreResult]:
-        """Score a batch of images; an unreadable image or prompt fails alone."""
+        """Score a batch of images; an unreadable or unprocessable image, or a prompt
+        without what the metric needs, fails alone; a question with no text fails alone."""
         images, failed = load_images(requests)
-        plan: list[tuple[int, Query, str, str]] = []  # (request index, query, text, context)
+        plan, reads = self._plan(requests, failed)
+        scored = self.read_all([images[i] for i, *_ in plan], plan, requests)
+        for (i, query, _, _), read in zip(plan, scored, strict=True):
+            reads.setdefault(i, {})[query.key] = read
+            if read.details.get(UNPROCESSABLE):
+                failed.setdefault(i, ScoreResult.failed(requests[i].item_id,
+                                                        read.details["error"]))
+        return [failed[i] if i in failed else self.combine(req, reads.get(i, {}))
+                for i, req in enumerate(requests)]
+
+    def _plan(self, requests: Sequence[ScoreRequest], failed: dict[int, ScoreResult],
+              ) -> tuple[list[tuple[int, Query, str, str]], dict[int, dict[str, Read]]]:
+        """(request index, query, text, context) of every pair to run, and the reads known
+        without the judge (questions with an empty text)."""
+        plan: list[tuple[int, Query, str, str]] = []
+        known: dict[int, dict[str, Read]] = {}
         for i, req in enumerate(requests):
             if i in failed:
                 continue
@@ -137,23 +153,33 @@ class VLMMetric:
             except ValueError as exc:
                 failed[i] = ScoreResult.failed(req.item_id, str(exc))
                 continue
-            plan += [(i, q, *self.backend.render(q.text, self.system)) for q in queries]
-        reads = self.read_all([images[i] for i, *_ in plan], plan, requests)
-        by_request: dict[int, dict[str, Read]] = {}
-        for (i, query, _, _), read in zip(plan, reads, strict=True):
-            by_request.setdefault(i, {})[query.key] = read
-        return [failed[i] if i in failed else self.combine(req, by_request.get(i, {}))
-                for i, req in enumerate(requests)]
+            blank = {q.id for q in req.questions if not q.text.strip()}
+            for q in queries:
+                if q.key and q.key in blank:  # the suffix alone is no question to ask
+                    known.setdefault(i, {})[q.key] = Read(None, {"error": "empty question"})
+                else:
+                    plan.append((i, q, *self.backend.render(q.text, self.system)))
+        return plan, known
 
     def read_all(self, images: list[Any], plan: list[tuple[int, Query, str, str]],
                  requests: Sequence[ScoreRequest]) -> list[Read]:
         """Run every planned pair through the VLM and :meth:`read` the results."""
         if not plan:
             return []
-        logprobs = self.backend.next_token_logprobs(images, [p[2] for p in plan],
-                                                    self.processing())
-        return [self.read(logprobs[n], context, query, requests[i])
-                for n, (i, query, _, context) in enumerate(plan)]
+        results = self.backend.next_token_results(images, [p[2] for p in plan],
+                                                  self.processing())
+        return [unprocessable(r) if isinstance(r, PairError)
+                else self.read(r, context, query, requests[i])
+                for r, (i, query, _, context) in zip(results, plan, strict=True)]
+
+
+UNPROCESSABLE = "unprocessable"
+
+
+def unprocessable(error: PairError) -> Read:
+    """The read of a pair whose image the judge's processor refused (fails the image)."""
+    return Read(None, {"error": f"the judge's processor refused the image: {error.reason}",
+                       UNPROCESSABLE: True})
 
 
 def finite(value: float) -> float | None:

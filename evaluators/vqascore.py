@@ -15,8 +15,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evaluators.base import ScoreRequest
-from evaluators.vlm_metric import Query, Read, VLMMetric, finite
+from evaluators.base import PairError, ScoreRequest
+from evaluators.vlm_metric import Query, Read, VLMMetric, finite, unprocessable
 
 if TYPE_CHECKING:
     import torch
@@ -82,6 +82,9 @@ class VQAScore(VLMMetric):
                                              [plan[n][2] for n in multi],
                                              [answer_ids[n] for n in multi], self.processing())
         for n, lps in zip(multi, steps, strict=True):
+            if isinstance(lps, PairError):
+                reads[n] = unprocessable(lps)
+                continue
             value = math.exp(sum(lps) / len(lps))  # geometric mean of the token probabilities
             reads[n] = Read(finite(value), {"answer_tokens": answer_ids[n], "p_answer": value,
                                             "token_logprobs": lps})

@@ -23,11 +23,7 @@ names = studies.names(db)
 if not names:
     st.info("Import a study first.")
     st.stop()
-try:
-    catalog = {m.name: m for m in metric_runs.metric_catalog()}
-except ConcordError as exc:
-    st.error(str(exc))
-    st.stop()
+catalog = {m.name: m for m in metric_runs.metric_catalog()}
 
 with st.form("metrics_start"):
     study = st.selectbox("Study", names, index=names.index(session.current_study(names)),
@@ -52,7 +48,7 @@ with st.form("metrics_start"):
         else:
             st.success(f"Run {run_id} started.")
 
-defaults = pd.DataFrame([{"metric": m.name, "default judge": m.default_judge or "(give one)"
+defaults = pd.DataFrame([{"metric": m.name, "default judge": m.default_model or "(give one)"
                           if m.needs_judge else "(none)", "questions": m.has_questions}
                          for m in catalog.values()])
 with st.expander("Metrics and their default judges"):
@@ -74,18 +70,16 @@ def live() -> None:
         if v.status in ("starting", "running") and st.button(
                 "Cancel", key=f"metrics_cancel_{run_id}"):
             try:
-                metric_runs.cancel(session.db(), run_id)
+                st.info(metric_runs.cancel(session.db(), run_id))
             except ConcordError as exc:
                 st.error(str(exc))
-            else:
-                st.info(f"Asked run {run_id} to stop.")
+    # in the fragment: a run that ends shows up here without reloading the page
+    st.subheader("Past runs")
+    rows = metric_runs.past_runs(session.db())
+    if rows:
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    else:
+        st.info("No run yet.")
 
 
 live()
-
-st.subheader("Past runs")
-rows = metric_runs.past_runs(db)
-if rows:
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-else:
-    st.info("No run yet.")

@@ -56,6 +56,7 @@ COMMANDS = (
     Command("merge-scores", "concord.cli.score",
             "bring score files (score --output) into a study, exactly once"),
     Command("metrics", "concord.cli.score", "list the automatic metrics"),
+    Command("runs", "concord.cli.runs", "list scoring runs, or cancel one"),
     Command("stats", "concord.cli.stats", "statistics of a study (tables or --json)"),
     Command("plan", "concord.cli.plan",
             "how many prompts and raters a study needs (power by simulation)"),

@@ -1,14 +1,13 @@
-"""Arguments of ``python -m concord score``: parser, checks, ranks, judge placement."""
+"""Arguments of ``python -m concord score``: the parser, and its result handed to the scoring
+service (which checks and resolves it: :mod:`concord.services.score_request`)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
-from typing import Any
 
-from concord.services.run_keys import options_key
-from concord.services.scoring import RunSummary, ScoringError
+from concord.services.score_request import ScoreArgs, ScoringRequest
+from concord.services.scoring import RunSummary
 
 EPILOG = """\
 examples:
@@ -80,92 +79,24 @@ def add_score_arguments(p: argparse.ArgumentParser, metrics: list[str]) -> None:
     p.add_argument("--log-path", help=argparse.SUPPRESS)
 
 
-def parse_options(pairs: list[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` strings → kwargs; values are JSON where they parse, ``none`` → None."""
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key.strip().isidentifier():
-            raise ScoringError(f"--option must be KEY=VALUE, got {pair!r}")
-        if raw.strip().lower() == "none":
-            value: Any = None
-        else:
-            try:
-                value = json.loads(raw)
-            except json.JSONDecodeError:
-                value = raw
-        options[key.strip()] = value
-    return options
+def raw_request(args: argparse.Namespace) -> ScoreArgs:
+    """The parsed command line as the scoring service takes it."""
+    return ScoreArgs(
+        study=args.study, metric=args.metric, model=args.model, device=args.device,
+        batch_size=args.batch_size, dtype=args.dtype, device_map=args.device_map,
+        max_memory=args.max_memory, trust_remote_code=args.trust_remote_code,
+        share_prefix=not args.no_share_prefix, options=tuple(args.option), shard=args.shard,
+        limit=args.limit, step=args.images_per_step, output=args.output, run_id=args.run_id,
+        log_path=args.log_path, progress=not args.no_progress)
 
 
-def ranks() -> Any:
-    """This process's rank (torchrun / accelerate), as a ScoringError when inconsistent."""
-    from evaluators.base import EvaluatorError
-    from evaluators.placement import Ranks
-
-    try:
-        return Ranks.from_env()
-    except EvaluatorError as exc:
-        raise ScoringError(str(exc)) from exc
-
-
-def judge_options(args: argparse.Namespace, rank: Any, cls: Any) -> dict[str, Any]:
-    """Device, batch and placement options for a judge metric (none for the others)."""
-    if args.max_memory and not args.device_map:
-        raise ScoringError("--max-memory needs --device-map auto")
-    if not cls.needs_judge:
-        return {}
-    from evaluators.base import EvaluatorError
-    from evaluators.placement import max_memory_for, parse_max_memory, rank_device
-
-    try:
-        limits = parse_max_memory(args.max_memory) if args.max_memory else None
-        device = rank_device(args.device, rank)
-        memory = None
-        if args.device_map:
-            import torch
-
-            memory = max_memory_for(limits, rank, torch.cuda.device_count())
-    except (ValueError, EvaluatorError) as exc:
-        raise ScoringError(str(exc)) from exc
-    return {"device": device, "batch_size": args.batch_size, "dtype": args.dtype,
-            "trust_remote_code": args.trust_remote_code,
-            "share_prefix": not args.no_share_prefix, "device_map": args.device_map,
-            "max_memory": memory}
-
-
-def score_key(evaluator: Any, options: dict[str, Any], judge: dict[str, Any]) -> str:
-    """Resume key of the options that change scores: metric options + the judge's dtype."""
-    dtype = None
-    if judge:
-        dtype = judge["dtype"]
-        if dtype == "auto":
-            from evaluators.base import EvaluatorError
-            from evaluators.hf_loading import default_dtype, resolve_device
-
-            try:
-                device = "cuda" if judge.get("device_map") else judge["device"]
-                dtype = str(default_dtype(resolve_device(device))).removeprefix("torch.")
-            except EvaluatorError as exc:
-                raise ScoringError(str(exc)) from exc
-    return options_key(options, dtype)
-
-
-def rank_output(path: Path, rank: Any) -> Path:
-    """Each rank its own score file: ``{rank}`` in the name, else ``NAME.rankR.jsonl``."""
-    if rank.world == 1:
-        return path
-    if "{rank}" in str(path):
-        return Path(str(path).replace("{rank}", str(rank.rank)))
-    return path.with_name(f"{path.stem}.rank{rank.rank}{path.suffix}")
-
-
-def print_summary(summary: RunSummary, rank: Any, output: Path | None) -> None:
+def print_summary(summary: RunSummary, request: ScoringRequest) -> None:
     """One line: what the run did."""
+    rank = request.ranks
     judge = f" judge={summary.judge!r}" if summary.judge else ""
     who = f"rank {rank.rank}/{rank.world} " if rank.world > 1 else ""
     rate = summary.scored / summary.seconds if summary.seconds else 0.0
-    where = f" into {output}" if output else ""
+    where = f" into {request.output}" if request.output else ""
     print(f"{who}{summary.metric}{judge}: scored {summary.scored} images ({summary.errors} "
           f"errors, {summary.rows} rows{where}, {rate:.2f} img/s); {summary.already_done} "
           f"already done, {summary.other_shards} in other shards; run "

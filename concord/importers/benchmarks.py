@@ -129,6 +129,9 @@ def _geneval2_prompt(path: Path, line: int, n: int, row: dict[str, Any],
     if not isinstance(skills, list) or len(skills) != len(vqa):
         bad("skills", f"expected one skill per question ({len(vqa)}), got {skills!r}")
         return None
+    if (j := _blank_question([q for q, _ in vqa])) is not None:
+        bad("vqa_list", f"question {j} has no text (got {vqa[j][0]!r})")
+        return None
     atoms = row.get("atom_count")
     problem = whole_number_problem(atoms, 0, INT64_MAX)
     if problem is not None:
@@ -163,6 +166,13 @@ def _geneval2_mapping(m: Manifest, model: str, path: Path, by_text: dict[str, st
                                            field=text[:40]))
             continue
         layout.files.append((by_text[text], model, 0, image))
+
+
+def _blank_question(questions: list[Any]) -> int | None:
+    """The index of the first question that is not a non-blank text (None: all are): an
+    empty question would be scored as the bare answer-format suffix."""
+    return next((j for j, q in enumerate(questions)
+                 if not isinstance(q, str) or not q.strip()), None)
 
 
 def read_tiif(m: Manifest) -> Layout:
@@ -208,6 +218,11 @@ def _tiif_dimension(dim: str, pfile: Path, qfile: Path, variants: list[str],
             layout.problems.append(Problem(str(qfile), "yn_question_list and yn_answer_list must"
                                                        " be lists of equal length", row=qline,
                                            field="yn_answer_list"))
+            continue
+        if (j := _blank_question(qs)) is not None:
+            layout.problems.append(Problem(str(qfile), f"question {j} has no text (got "
+                                                       f"{qs[j]!r})", row=qline,
+                                           field="yn_question_list"))
             continue
         specs = [QuestionSpec(str(j), str(qq), str(a)) for j, (qq, a)
                  in enumerate(zip(qs, ans, strict=True))]

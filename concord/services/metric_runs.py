@@ -1,7 +1,7 @@
 """Metric runs started from the app: one detached ``python -m concord score`` per run.
 
-The app process never imports torch, transformers or the evaluators: the metric list comes
-from ``python -m concord metrics --json`` (run once per server process), a run is its own
+The app process never imports torch, transformers or a metric class: the metric list is the
+registry's data (:mod:`evaluators.registry`, which imports neither), a run is its own
 process in its own session with its own log file, and what the page shows is read from the
 ``runs`` table (status, heartbeat, counts) and the tail of that log. Cancelling sends
 SIGTERM, which the run turns into status ``cancelled``.
@@ -9,8 +9,6 @@ SIGTERM, which the run turns into status ``cancelled``.
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 import re
 import signal
@@ -28,6 +26,8 @@ from concord.config import ROOT, Settings
 from concord.errors import ConcordError
 from concord.store import runs as run_store
 from concord.store import studies as study_store
+from evaluators.registry import EVALUATORS, MetricInfo, list_evaluators
+from evaluators.registry import higher_is_better as registry_direction
 
 DEVICES = ("auto", "cpu", "cuda")
 _OPTION = re.compile(r"^[A-Za-z_]\w*=.*$")
@@ -37,39 +37,19 @@ _LOCK = threading.Lock()
 SHOW_RECENT = 600.0  # seconds a launch from this page stays in view after it ends
 
 
-@dataclass(frozen=True, slots=True)
-class MetricInfo:
-    """What the page needs to know about a metric."""
-
-    name: str
-    about: str
-    needs_judge: bool
-    has_questions: bool
-    default_judge: str | None
-    higher_is_better: bool = True
-
-
-@functools.cache
 def metric_catalog() -> tuple[MetricInfo, ...]:
-    """Every metric, asked of ``python -m concord metrics --json`` in a child process.
+    """Every metric with its direction, judge and questions, sorted by name.
 
-    Raises:
-        ConcordError: the child failed (its last line of output in the message).
+    Read from the registry's data in this process: no metric class, torch or transformers
+    is imported.
     """
-    out = subprocess.run([sys.executable, "-m", "concord", "metrics", "--json"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120, check=False)
-    if out.returncode != 0:
-        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
-        raise ConcordError(f"could not list the metrics: {last}")
-    return tuple(MetricInfo(r["metric"], r["about"], r["needs_judge"], r["has_questions"],
-                            r["default_judge"], r["higher_is_better"])
-                 for r in json.loads(out.stdout))
+    return tuple(EVALUATORS[name] for name in list_evaluators())
 
 
 def higher_is_better(metric: str) -> bool:
-    """The direction of ``metric`` from its evaluator class, asked of the metric catalog
-    (this process never imports the evaluators); True for a metric not registered."""
-    return next((m.higher_is_better for m in metric_catalog() if m.name == metric), True)
+    """The direction of ``metric`` (True for a metric not registered: scores imported under
+    a name of their own)."""
+    return registry_direction(metric)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,22 +166,30 @@ def active(db: Database) -> list[str]:
     return ids + launched
 
 
-def cancel(db: Database, run_id: str) -> None:
-    """Ask a run to stop (SIGTERM); it records itself as cancelled.
+def cancel(db: Database, run_id: str) -> str:
+    """Stop a run: SIGTERM to its process on this host (the run records itself as
+    cancelled), or, when its process is gone, mark it stale. Returns what was done.
 
     Raises:
-        ConcordError: the run is not running here (finished, or on another machine).
+        ConcordError: no such run, a run that already ended, or one whose process lives on
+            another host (the message names it).
     """
     run = run_store.get_run(db, run_id)
-    proc = _LAUNCHED.get(run_id)
-    if run is not None and run.status != "running":
+    if run is None:
+        proc = _LAUNCHED.get(run_id)  # launched from this page, its run row not written yet
+        if proc is not None and proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+            return f"asked run {run_id} (pid {proc.pid}) to stop before it started scoring"
+        raise ConcordError(f"no run {run_id!r} (python -m concord runs list shows the runs)")
+    if run.status != "running":
         raise ConcordError(f"run {run_id} is {run.status}, not running")
-    if run is not None and run.host != run_store.this_host():
-        raise ConcordError(f"run {run_id} runs on {run.host}; cancel it there")
-    pid = run.pid if run is not None else (proc.pid if proc is not None else None)
-    if pid is None or not run_store.pid_alive(pid):
-        raise ConcordError(f"run {run_id} has no live process")
-    os.kill(pid, signal.SIGTERM)
+    if run_id in run_store.mark_stale(db):
+        return (f"run {run_id} had no live process (pid {run.pid} on {run.host}); "
+                "marked stale, what it scored is kept")
+    if not run.pid or not run_store.runs_here(run):  # runs_here: the pid is alive here
+        raise ConcordError(f"run {run_id} runs on {run.host} (pid {run.pid}); cancel it there")
+    os.kill(run.pid, signal.SIGTERM)
+    return f"asked run {run_id} (pid {run.pid}) to stop; it records itself as cancelled"
 
 
 def past_runs(db: Database, study: str | None = None) -> list[dict[str, Any]]:

@@ -1,117 +1,58 @@
 """Scoring a study with an automatic metric: checked first, resumable, shardable, watched.
 
-``run_scoring`` checks what can be checked before any model loads (the study exists, a
-question metric has questions to score, no live run scores the same thing), skips what is
-already scored with the same metric, judge and score-changing options, keeps the shard's
-share, records the run (pid, heartbeat, counts) and scores the rest step by step: every step
-is one write (database transaction or score-file append), so an interrupted run keeps what
-it wrote. An image that cannot be scored becomes an error row and is retried by the next
-run. SIGTERM or Ctrl-C end the run as ``cancelled``; an error ends it as ``failed``.
+The request comes resolved (:mod:`concord.services.score_request`: metric entry, judge
+placement, resume key). ``run_scoring`` checks what can be checked before any model loads
+(the study exists, a question metric has questions to score, no live run scores the same
+thing), skips what is already scored with the same metric, judge and score-changing
+options, keeps the shard's share, records the run (pid, heartbeat, counts) and scores the
+rest step by step: every step is one write (database transaction or score-file append), so
+an interrupted run keeps what it wrote. An image that cannot be scored becomes an error row
+and is retried by the next run. SIGTERM or Ctrl-C end the run as ``cancelled``; an error
+ends it as ``failed``.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from sqlite_utils import Database
 
-from concord.errors import ConcordError
-from concord.services.run_keys import normalise_judge
 from concord.services.score_output import DatabaseSink, FileSink, Heartbeat, run_header
+from concord.services.score_request import ScoringError, ScoringRequest, parse_shard
 from concord.services.score_steps import Counts, Shard, is_done, needs_questions, score_steps
 from concord.store import runs as run_store
 from concord.store.db import now
 from concord.store.scores import ScoringItem, has_questions, scored_keys, scoring_items
 from concord.store.studies import Study, get_study
 from evaluators.base import Evaluator, EvaluatorError
-from evaluators.registry import UnknownEvaluatorError, evaluator_class
 
 logger = logging.getLogger(__name__)
 
-_SHARD = re.compile(r"^(\d+)/(\d+)$")
-__all__ = ["RunCancelled", "RunSummary", "ScoringError", "ScoringJob", "Shard",
+__all__ = ["RunCancelled", "RunSummary", "ScoringError", "ScoringRequest", "Shard",
            "build_evaluator", "parse_shard", "run_scoring"]
-
-
-class ScoringError(ConcordError):
-    """A scoring run that cannot start: unknown metric, bad option, model not loadable."""
 
 
 class RunCancelled(BaseException):
     """SIGTERM: stop now and record the run as cancelled (never caught as an Exception)."""
 
 
-def parse_shard(text: str) -> Shard:
-    """``"i/n"`` → Shard(i, n), with 0 ≤ i < n.
+def build_evaluator(request: ScoringRequest) -> Evaluator:
+    """Create the request's metric (nothing loads yet); a bad option is a ScoringError.
 
-    Raises:
-        ScoringError: malformed or out of range (the message shows the value).
+    A metric with a VLM judge gets the normalised judge and the request's placement
+    (device, batch_size, dtype, trust_remote_code, share_prefix, device_map, max_memory);
+    the metric's own options go to its constructor as keyword arguments.
     """
-    match = _SHARD.match(text.strip())
-    if match is None:
-        raise ScoringError(f"--shard must look like i/n (e.g. 0/4), got {text!r}")
-    index, count = int(match.group(1)), int(match.group(2))
-    if count < 1 or index >= count:
-        raise ScoringError(f"--shard i/n needs 0 <= i < n, got {text!r}")
-    return Shard(index, count)
-
-
-def build_evaluator(metric: str, *, model: str | None = None,
-                    options: dict[str, Any] | None = None, **judge: Any) -> Evaluator:
-    """Create metric ``metric``; user mistakes become :class:`ScoringError` (one line).
-
-    ``judge`` options (device, batch_size, trust_remote_code, share_prefix, device_map,
-    max_memory, dtype) go only to metrics with a VLM judge, whose model id or path is
-    normalised (see :func:`concord.services.run_keys.normalise_judge`); ``options`` go to
-    the metric's constructor as keyword arguments.
-    """
+    kwargs = dict(request.options)
+    if request.metric.needs_judge:
+        kwargs.update(model=request.model, **request.judge)
     try:
-        cls = evaluator_class(metric)
-    except UnknownEvaluatorError as exc:
-        raise ScoringError(str(exc)) from exc
-    kwargs = dict(options or {})
-    if cls.needs_judge:
-        kwargs.update(model=normalise_judge(model), **judge)
-    elif model is not None:
-        raise ScoringError(f"metric {metric!r} uses no judge model; drop --model {model!r}")
-    try:
-        return cls(**kwargs)
+        return request.metric.load_class()(**kwargs)
     except (TypeError, ValueError, EvaluatorError) as exc:
-        raise ScoringError(f"metric {metric!r}: {exc}") from exc
-
-
-@dataclass(slots=True)
-class ScoringJob:
-    """What to score and how (everything but the metric itself).
-
-    Attributes:
-        study: the study's name.
-        step: images per ``score`` call and per write.
-        shard: score only this shard's images.
-        limit: score at most this many images.
-        params: recorded with the run (CLI arguments).
-        options_key: hash of the score-changing options (resume key, with metric and judge).
-        output: write a JSONL score file instead of the database.
-        run_id: the run's id (given by a launcher that watches it), else a new one.
-        log_path: the run's log file, recorded for the app.
-        progress: show a tqdm bar on stderr.
-    """
-
-    study: str
-    step: int = 32
-    shard: Shard | None = None
-    limit: int | None = None
-    params: dict[str, Any] = field(default_factory=dict)
-    options_key: str | None = None
-    output: Path | None = None
-    run_id: str | None = None
-    log_path: str | None = None
-    progress: bool = True
+        raise ScoringError(f"metric {request.metric.name!r}: {exc}") from exc
 
 
 @dataclass(slots=True)
@@ -131,7 +72,7 @@ class RunSummary:
     seconds: float = 0.0
 
 
-def _pending(db: Database, study: Study, evaluator: Evaluator, job: ScoringJob,
+def _pending(db: Database, study: Study, evaluator: Evaluator, job: ScoringRequest,
              sink: Any) -> tuple[list[ScoringItem], RunSummary]:
     """The items this run will score, and the counts of those it skips."""
     summary = RunSummary(metric=evaluator.name, judge=evaluator.judge)
@@ -161,8 +102,12 @@ def _precheck(db: Database, study: Study, evaluator: Evaluator) -> None:
             "(manifest 'questions:' or a benchmark layout), or use an image-level metric")
 
 
-def run_scoring(db: Database, evaluator: Evaluator, job: ScoringJob) -> RunSummary:
+def run_scoring(db: Database, job: ScoringRequest,
+                evaluator: Evaluator | None = None) -> RunSummary:
     """Score what is still unscored in ``job.study``, writing step by step.
+
+    ``evaluator`` is the request's metric when the caller built it already (see
+    :func:`build_evaluator`).
 
     Raises:
         NotFoundError: no such study.
@@ -170,6 +115,7 @@ def run_scoring(db: Database, evaluator: Evaluator, job: ScoringJob) -> RunSumma
             engine cannot be loaded, or a live run scores the same thing.
         RunCancelled: SIGTERM arrived (the run is recorded as cancelled first).
     """
+    evaluator = evaluator or build_evaluator(job)
     study = get_study(db, job.study)
     _precheck(db, study, evaluator)
     sink: Any = FileSink(db, job.output, []) if job.output else DatabaseSink(db, study.id)
@@ -190,7 +136,7 @@ def run_scoring(db: Database, evaluator: Evaluator, job: ScoringJob) -> RunSumma
     return summary
 
 
-def _run(db: Database, evaluator: Evaluator, job: ScoringJob, study: Study, sink: Any,
+def _run(db: Database, evaluator: Evaluator, job: ScoringRequest, study: Study, sink: Any,
          pending: list[ScoringItem], summary: RunSummary) -> None:
     """Load, score, and record how the run ended whatever happens."""
     counts, started, error = Counts(), time.perf_counter(), None
@@ -225,7 +171,7 @@ def _run(db: Database, evaluator: Evaluator, job: ScoringJob, study: Study, sink
         _finish(db, sink, summary, error)
 
 
-def summary_shard(job: ScoringJob) -> str:
+def summary_shard(job: ScoringRequest) -> str:
     """The shard spec recorded with a run (``""`` for the whole study)."""
     return job.shard.spec if job.shard is not None else ""
 

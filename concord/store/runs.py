@@ -87,6 +87,29 @@ def pid_alive(pid: int | None) -> bool:
         return True
 
 
+def process_started_at(pid: int) -> float | None:
+    """When process ``pid`` of this host started (epoch seconds, about a second's
+    precision), from ``/proc``; None where that cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])  # field 22: starttime
+        with open("/proc/stat", encoding="ascii", errors="replace") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith("btime "))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def runs_here(run: Run) -> bool:
+    """Whether ``run``'s process is alive on this host: its pid exists and that process
+    started before the run did (a pid the system gave to a later process is not the run)."""
+    if run.host != this_host() or not pid_alive(run.pid):
+        return False
+    started = process_started_at(run.pid or 0)
+    recorded = dt.datetime.fromisoformat(run.started_at).timestamp()
+    return started is None or started <= recorded + 2.0  # btime has whole seconds
+
+
 def database_file(db: Database) -> str:
     """The file behind a connection ("" for an in-memory database)."""
     return str(db.execute("PRAGMA database_list").fetchone()[2] or "")
@@ -116,7 +139,7 @@ def _run(row: dict[str, Any]) -> Run:
 
 
 def _is_stale(run: Run, at: dt.datetime) -> bool:
-    if run.host == this_host() and not pid_alive(run.pid):
+    if run.host == this_host() and not runs_here(run):
         return True
     beat = dt.datetime.fromisoformat(run.heartbeat_at or run.started_at)
     return (at - beat).total_seconds() > STALE_AFTER

@@ -1,4 +1,5 @@
-"""Headless Chromium: a researcher starts a metric run with a tiny judge and watches it end."""
+"""Headless Chromium: a researcher starts a metric run with a tiny judge, watches it end and
+sees it among the past runs, without reloading the page."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ def test_researcher_starts_a_run_and_sees_it_done(server, page):
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("link", name="Metrics").click()
     page.get_by_text("Start run").wait_for(timeout=60_000)
+    page.get_by_text("No run yet.").wait_for(timeout=10_000)
     _choose(page, "Metric", "vqascore — t2v_metrics VQAScore")
     page.get_by_label("Judge (hub id or local folder; empty: the metric's default)").fill(
         str(server["judge"]))
@@ -49,6 +51,10 @@ def test_researcher_starts_a_run_and_sees_it_done(server, page):
     # the live section polls the run: its line ends up saying "done"
     page.get_by_text("· done ·").wait_for(timeout=240_000)
     page.get_by_text("4 of 4 images (0 errors)").wait_for(timeout=10_000)
+    # "Past runs" follows without a reload: the finished run replaces "No run yet."
+    page.get_by_text("No run yet.").wait_for(state="detached", timeout=10_000)
+    # the only visible table (the default judges' one sits in a closed expander)
+    page.locator('[data-testid="stDataFrame"]:visible').wait_for(timeout=10_000)
     [run] = run_store.list_runs(server["db"])
     assert (run.status, run.metric, run.n_scored) == ("done", "vqascore", 4)
     assert page.locator('[data-testid="stException"]').count() == 0

@@ -13,6 +13,7 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import hashlib
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,25 @@ from PIL import Image, ImageDraw
 
 REPO = Path(__file__).resolve().parents[2]
 TINY_ARCHS = ("llava", "qwen2_5_vl", "qwen3_vl", "idefics3", "paligemma")
+# What the tests here build their tiny judges with (requirements-metrics.txt). Where one is
+# missing, every module but these skips with the reason instead of failing to import.
+METRICS_PACKAGES = ("torch", "transformers")
+WITHOUT_METRICS_PACKAGES = ("test_registry.py",)
+MISSING = [m for m in METRICS_PACKAGES if importlib.util.find_spec(m) is None]
+
+
+class _NeedsMetricsPackages(pytest.Module):
+    """A test module collected where torch or transformers is missing: skipped, with why."""
+
+    def collect(self):
+        pytest.skip(f"needs the metrics packages ({', '.join(MISSING)} not installed): "
+                    "pip install -r requirements-metrics.txt")
+
+
+def pytest_pycollect_makemodule(module_path, parent):
+    if MISSING and module_path.name not in WITHOUT_METRICS_PACKAGES:
+        return _NeedsMetricsPackages.from_parent(parent, path=module_path)
+    return None
 
 
 def make_image(seed: int, size: tuple[int, int] = (64, 48)) -> Image.Image:
@@ -32,6 +52,8 @@ def make_image(seed: int, size: tuple[int, int] = (64, 48)) -> Image.Image:
 
 @pytest.fixture(scope="session", autouse=True)
 def _quiet_transformers():
+    if MISSING:
+        return
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()

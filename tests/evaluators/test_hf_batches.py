@@ -70,22 +70,27 @@ def test_preparation_runs_on_the_worker_thread(backend, image_maker, monkeypatch
 
 
 class _OOMAbove:
-    """Wraps a model: a forward with more than ``limit`` rows raises CUDA's OOM error."""
+    """Wraps a model: a forward with more than ``limit`` rows raises CUDA's OOM error (the
+    whole model, and its base model, which the shared path calls before the LM head)."""
 
     def __init__(self, model, limit):
-        self.model, self.limit, self.refused = model, limit, 0
+        self.inner, self.limit, self.refused = model, limit, 0
+        self.model = lambda **kwargs: self._forward(model.model, kwargs)
 
     def __call__(self, **kwargs):
+        return self._forward(self.inner, kwargs)
+
+    def _forward(self, module, kwargs):
         if kwargs["input_ids"].shape[0] > self.limit:
             self.refused += 1
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
-        return self.model(**kwargs)
+        return module(**kwargs)
 
     def eval(self):
         return self
 
     def __getattr__(self, name):
-        return getattr(self.model, name)
+        return getattr(self.inner, name)
 
 
 @pytest.mark.parametrize("share", [True, False])
@@ -124,7 +129,11 @@ def test_auto_batch_size_follows_free_memory(backends):
     model = backends["qwen2_5_vl"].model
     per_token = hf_memory.bytes_per_token(model)
     assert per_token == (2 * 2 * 2 * 8 + 4 * 32 + 2 * 64) * 4  # tiny config, fp32
-    assert hf_memory.auto_batch_size(model, 100, free=per_token * 100 * 10) == 5
+    # one row of logits per pair (head output, fp32 copy, processed copy, log-softmax)
+    assert hf_memory.logit_bytes(model) == 465 * (4 + 3 * 4)
+    per_pair = per_token * 100 + 465 * 16
+    assert hf_memory.auto_batch_size(model, 100, free=per_pair * 10) == 5
+    assert hf_memory.auto_batch_size(model, 100, free=per_pair * 10 - 2) == 4
     assert hf_memory.auto_batch_size(model, 100, free=0) == 1
     assert hf_memory.auto_batch_size(model, 100, free=1 << 50) == 16  # CPU cap
 

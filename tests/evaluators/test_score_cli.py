@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -156,3 +157,63 @@ def test_consistency_over_an_ocr_base_from_the_command_line(study):
     assert _score(study, "--metric", "consistency", "--option", "base=gned", "--limit", "1") == 0
     rows = _rows(study, "consistency")
     assert len(rows) == 1 and rows[0]["judge"] == ""
+
+
+@pytest.mark.parametrize("missing", ["torch", "transformers"])
+def test_a_misspelt_metric_is_named_before_the_missing_packages(
+        monkeypatch, capsys, tmp_path, missing):
+    monkeypatch.setitem(sys.modules, missing, None)  # what `import torch` sees when absent
+    args = ["--db", str(tmp_path / "c.db"), "score", "--study", "s", "--metric"]
+    assert main([*args, "vqascor"]) == 1
+    err = capsys.readouterr().err
+    assert "did you mean 'vqascore'" in err and "requirements-metrics.txt" not in err
+    assert main([*args, "vqascore"]) == 1  # a real metric: then the install line
+    assert "pip install -r requirements-metrics.txt" in capsys.readouterr().err
+
+
+class _CountingRegistry(dict):
+    """The registry's dict, counting the look-ups of each name."""
+
+    def __init__(self, entries):
+        super().__init__(entries)
+        self.looked_up: list[str] = []
+
+    def get(self, key, default=None):
+        self.looked_up.append(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key):
+        self.looked_up.append(key)
+        return super().__getitem__(key)
+
+
+def test_score_looks_the_metric_up_once(study, monkeypatch):
+    from evaluators import registry
+
+    counting = _CountingRegistry(registry.EVALUATORS)
+    monkeypatch.setattr(registry, "EVALUATORS", counting)
+    assert _score(study, "--metric", "gned", "--limit", "1") == 0
+    assert counting.looked_up == ["gned"]
+
+
+@pytest.mark.parametrize("module", ["score.py", "score_args.py", "runs.py"])
+def test_the_score_command_reaches_evaluators_only_through_the_service(module):
+    """The scoring CLI parses and prints: it imports neither evaluators nor torch."""
+    tree = ast.parse((REPO / "concord" / "cli" / module).read_text(encoding="utf-8"))
+    names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    assert not [m for m in names if m.split(".")[0] in ("evaluators", "torch")]
+
+
+def test_device_map_auto_runs_on_a_machine_without_a_gpu(study, tiny_dirs, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: the CPU-only placement is not what runs here")
+    model = str(tiny_dirs["llava"])
+    args = ("--metric", "vqascore", "--model", model, "--device", "auto", "--limit", "2")
+    assert _score(study, *args, "--device-map", "auto") == 0, capsys.readouterr().err
+    assert "scored 2 images" in capsys.readouterr().out
+    # the resume key holds the dtype the weights really loaded in: fp32 on a CPU
+    assert _score(study, *args, "--dtype", "float32") == 0
+    assert "2 already done" in capsys.readouterr().out

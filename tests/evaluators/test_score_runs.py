@@ -3,6 +3,7 @@ loads, one live run per (study, metric, judge), progress, SIGTERM and stale runs
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -149,7 +150,8 @@ def test_failed_model_load_is_recorded_as_failed(study, tmp_path, capsys):
     assert run["status"] == "failed" and "cannot load model" in run["error"]
 
 
-def test_sigterm_ends_the_run_as_cancelled(tmp_path, study_maker, tiny_dirs):
+def _long_run(tmp_path, study_maker, tiny_dirs):
+    """(database, process): a `score` process on 240 images, one image per step."""
     db_path = tmp_path / "big.db"
     db = open_db(db_path)
     study_maker(db, tmp_path / "big", n_prompts=60, n_models=4)
@@ -160,6 +162,11 @@ def test_sigterm_ends_the_run_as_cancelled(tmp_path, study_maker, tiny_dirs):
          "--metric", "soft-tifa", "--model", str(tiny_dirs["qwen2_5_vl"]), "--device", "cpu",
          "--images-per-step", "1", "--no-progress"],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return db_path, proc
+
+
+def test_sigterm_ends_the_run_as_cancelled(tmp_path, study_maker, tiny_dirs):
+    db_path, proc = _long_run(tmp_path, study_maker, tiny_dirs)
     try:
         _wait(lambda: _query(db_path, "SELECT n_scored FROM runs WHERE n_scored > 0"), proc)
         proc.send_signal(signal.SIGTERM)
@@ -184,3 +191,83 @@ def _wait(check, proc, timeout=120):
             return
         time.sleep(0.2)
     raise AssertionError("timed out")
+
+
+def _record_run(db_path, run_id, **changes):
+    """A 'running' run of study tiny in the runs table, then ``changes`` to its row."""
+    db = open_db(db_path)
+    study_id = db.execute("SELECT id FROM studies WHERE name = 'tiny'").fetchone()[0]
+    run_store.start_run(db, run_id=run_id, study_id=study_id, metric="vqascore", judge="j",
+                        params={}, options_key=None, shard="", n_total=6)
+    for column, value in changes.items():
+        db.execute(f"UPDATE runs SET {column} = ? WHERE id = ?", [value, run_id])
+    db.conn.commit()
+    db.close()
+
+
+def _runs(db_path, *args):
+    return main(["--db", str(db_path), "runs", *args])
+
+
+def test_runs_list_shows_each_run_with_its_status(study, tiny_dirs, capsys):
+    assert _score(study, "--metric", "gned", "--limit", "2") == 0
+    capsys.readouterr()
+    assert _runs(study, "list", "--study", "tiny") == 0
+    header, line = capsys.readouterr().out.splitlines()
+    assert header.split()[:5] == ["run", "study", "metric", "judge", "status"]
+    [run] = _query(study, "SELECT id FROM runs")
+    assert line.split()[:4] == [run["id"], "tiny", "gned", "done"]
+    assert _runs(study, "list", "--json") == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert (row["run"], row["status"], row["scored"], row["of"]) == (run["id"], "done", 2, 2)
+    assert _runs(study, "list", "--study", "nope") == 1
+    assert "no study named 'nope'" in capsys.readouterr().err
+
+
+def test_runs_cancel_stops_a_live_run(tmp_path, study_maker, tiny_dirs, capsys):
+    db_path, proc = _long_run(tmp_path, study_maker, tiny_dirs)
+    try:
+        _wait(lambda: _query(db_path, "SELECT id FROM runs WHERE n_scored > 0"), proc)
+        [run] = _query(db_path, "SELECT id FROM runs")
+        assert _runs(db_path, "cancel", run["id"]) == 0
+        assert f"asked run {run['id']} (pid {proc.pid}) to stop" in capsys.readouterr().out
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, out
+    [run] = _query(db_path, "SELECT status FROM runs")
+    assert run["status"] == "cancelled"
+    assert _runs(db_path, "cancel", "nope") == 1
+    assert "no run 'nope'" in capsys.readouterr().err
+
+
+def test_runs_cancel_marks_a_run_without_a_process_stale(study, capsys):
+    _record_run(study, "dead", pid=999_999_999)
+    assert _runs(study, "cancel", "dead") == 0
+    assert "had no live process (pid 999999999" in capsys.readouterr().out
+    assert _query(study, "SELECT status FROM runs")[0]["status"] == "stale"
+    assert _runs(study, "cancel", "dead") == 1
+    assert "run dead is stale, not running" in capsys.readouterr().err
+
+
+def test_runs_cancel_never_signals_a_process_that_reused_the_pid(study, capsys):
+    """The run's process died and the system gave its pid to a later process: that one
+    must not get the SIGTERM."""
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        _record_run(study, "reused", pid=other.pid, started_at="2020-01-01T00:00:00+00:00")
+        assert _runs(study, "cancel", "reused") == 0
+        assert "marked stale" in capsys.readouterr().out
+        time.sleep(0.2)
+        assert other.poll() is None  # still running: not signalled
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_runs_cancel_refuses_a_run_on_another_host(study, capsys):
+    _record_run(study, "remote", host="elsewhere", pid=12345)
+    assert _runs(study, "cancel", "remote") == 1
+    err = capsys.readouterr().err
+    assert "run remote runs on elsewhere (pid 12345); cancel it there" in err
+    assert _query(study, "SELECT status FROM runs")[0]["status"] == "running"

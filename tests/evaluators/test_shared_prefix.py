@@ -175,13 +175,18 @@ def test_failed_self_check_switches_sharing_off(pair_backends, image_maker, monk
 
 
 def test_unsupported_reasons():
-    def config(**text):
+    def config(head=True, **text):
         cfg = SimpleNamespace(model_type="x", **text)
         cfg.get_text_config = lambda: cfg
-        return SimpleNamespace(config=cfg)
+        return SimpleNamespace(config=cfg, model=object(),
+                               get_output_embeddings=lambda: object() if head else None)
 
     proc = SimpleNamespace(chat_template="t", image_token="<image>")
     assert hf_prefix.unsupported_reason(config(), proc) is None
+    assert "no separate language-model head" in hf_prefix.unsupported_reason(
+        config(head=False), proc)
+    assert "soft-capping" in hf_prefix.unsupported_reason(
+        config(final_logit_softcapping=30.0), proc)
     assert "hybrid" in hf_prefix.unsupported_reason(
         config(layer_types=["full_attention", "sliding_attention"]), proc)
     assert "sliding" in hf_prefix.unsupported_reason(
@@ -194,3 +199,32 @@ def test_cache_with_sliding_layers_is_refused():
     cache = SimpleNamespace(layers=[type("DynamicSlidingWindowLayer", (), {})()])
     with pytest.raises(hf_prefix.SharingUnsupported, match="DynamicSlidingWindowLayer"):
         hf_prefix._check_cache(cache)
+
+
+@pytest.mark.parametrize("answers", [False, True])
+@pytest.mark.parametrize("arch", SHARING)
+def test_the_head_runs_once_per_read(pair_backends, image_maker, arch, answers):
+    """Each suffix row's last hidden state is gathered before the LM head: 12 questions of
+    4 lengths are 12 rows of logits (the head on every row × every distinct last position
+    would be 48), and teacher forcing reads one row per answer token."""
+    shared, _ = pair_backends[arch]
+    verified, shared.prefix_verified = shared.prefix_verified, True  # the unshared
+    images, texts, contexts = _workload(shared, image_maker)  # self-check calls the head too
+    rows = []
+    hook = shared.model.get_output_embeddings().register_forward_hook(
+        lambda module, args, out: rows.append(args[0].shape[:-1].numel()))
+    try:
+        if answers:
+            ids = [shared.answer_token_ids(c, a) for c, a in zip(contexts, ANSWERS * 3,
+                                                                  strict=True)]
+            shared.answer_logprobs(images, texts, ids)
+            expected = sum(len(i) for i in ids)
+        else:
+            shared.next_token_logprobs(images, texts)
+            expected = len(texts)
+    finally:
+        hook.remove()
+        shared.prefix_verified = verified
+    assert len({len(t) for t in texts}) > 1  # the questions end at different positions
+    assert rows[0] == 1 * len(images[::len(QUESTIONS)])  # the prefill keeps one position
+    assert sum(rows[1:]) == expected
