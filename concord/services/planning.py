@@ -81,3 +81,18 @@ def _metric_items(scores: pd.DataFrame, rows: pd.DataFrame, metrics: list[str],
     keys = [k for k in join_keys(joined[0], joined[1]) if k in joined[1].columns]
     both = joined[0].merge(joined[1][[*keys, "y"]], on=keys)
     return both[["human", "x", "y"]]
+
+
+def pilot_plan(db: Database, study_name: str, *, criterion: str | None,
+               difference: float | None, prompts: Sequence[int], raters: Sequence[int],
+               n_sims: int) -> dict:
+    """The study as a pilot: its variance components and the simulated plan table
+    (``concord.stats.power.plan_table``) over ``prompts`` × ``raters``, as records."""
+    from concord.stats.power import plan_table
+    from concord.stats.report import records
+
+    components, used = pilot_components(db, study_name, criterion=criterion,
+                                        difference=difference)
+    table = plan_table(components, prompts=prompts, raters=raters, n_sims=n_sims)
+    return {"components": dict(vars(components)), "criterion": used,
+            "table": records(table)}

@@ -18,16 +18,11 @@ RATERS = (1, 3, 5)
 def plan_records(db_path: str, study: str, criterion: str | None, difference: float | None,
                  n_sims: int, version: tuple[str, ...]) -> dict:
     """Components and plan table of the study as a pilot (``version`` keys the cache)."""
-    from concord.services.planning import pilot_components
-    from concord.stats.power import plan_table
-    from concord.stats.report import records
+    from concord.services.planning import pilot_plan
 
     with view.connection(db_path) as db:
-        components, used = pilot_components(db, study, criterion=criterion,
-                                            difference=difference)
-    table = plan_table(components, prompts=PROMPTS, raters=RATERS, n_sims=n_sims)
-    return {"components": dict(vars(components)), "criterion": used,
-            "table": records(table)}
+        return pilot_plan(db, study, criterion=criterion, difference=difference,
+                          prompts=PROMPTS, raters=RATERS, n_sims=n_sims)
 
 
 def power_chart(table: pd.DataFrame) -> alt.Chart:

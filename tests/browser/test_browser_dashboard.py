@@ -87,7 +87,7 @@ def test_a_download_of_a_study_deleted_meanwhile_says_so(server, page, tmp_path)
 
 def test_tied_models_are_named_as_tied_and_the_plan_draws(server, page):
     page.goto(server["url"])
-    page.locator('[data-testid="stTextInputField"]').first.fill("letmein")
+    page.locator('[data-testid="stTextInputField"]').first.fill("letmein-test-secret-7Qx9")
     page.get_by_role("button", name="Sign in").click()
     page.get_by_text("Best on").wait_for(timeout=30_000)
     # The seeded study's SC leaderboard: alpha and beta are not told apart.
