@@ -18,7 +18,7 @@ import subprocess
 import pytest
 
 from concord.ui import rate_state as rs
-from concord.ui import widgets
+from concord.ui import screen, widgets
 from tests.foundation_helpers import ROOT
 
 NODE = shutil.which("node")
@@ -42,12 +42,8 @@ def _rate_keys(skipping: bool) -> widgets.Keys:
     bindings.update(widgets.button_keys({"Enter": "rate_submit", "s": "rate_skip_btn",
                                          "f": "rate_flag", "u": "rate_undo",
                                          "z": "rate_zoom"}))
-    if skipping:
-        return widgets.Keys(bindings, escape=widgets.widget_css("rate_skip_cancel"),
-                            focus=widgets.widget_css(rs.SKIP_REASON, "input"), item="img-1",
-                            submit=widgets.widget_css("rate_skip_ok"),
-                            opens=("s", "f"))
-    return widgets.Keys(bindings, item="img-1", opens=("s", "f"))
+    return screen.screen_keys("rate", bindings, form="skip" if skipping else None,
+                              item="img-1", opens=("s", "f"))
 
 
 def _rank_keys() -> widgets.Keys:
@@ -57,7 +53,7 @@ def _rank_keys() -> widgets.Keys:
                                          "s": "rank_skip_btn", "Enter": "rank_submit"}))
     clicks = [{"within": "[class*='st-key-rank_slot_']",
                "target": "[class*='st-key-rank_pick_'] button"}]
-    return widgets.Keys(bindings, clicks=clicks, item=7, opens=("s",))
+    return screen.screen_keys("rank", bindings, form=None, item=7, clicks=clicks)
 
 
 def test_keys_js_under_node(tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ import functools
 import hashlib
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlite_utils import Database
 
@@ -36,6 +37,16 @@ class Progress:
         if self.by_quota:
             return max(self.assigned - self.done, 0)
         return max(self.assigned - self.done - self.skipped, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class BlindImage:
+    """An image as a rater's screen gets it (a side of a pair, one of a ranking set): by
+    opaque id, never by model."""
+
+    image_id: int
+    public_id: str
+    image_path: Path
 
 
 def new_submission() -> str:

@@ -247,3 +247,29 @@ def test_progress_lists_skips_and_flags_with_prompt_rater_and_reason(app_env):
     text = " ".join([h.proto.body for h in res.get("html")] + [m.value for m in res.markdown])
     assert "watermark visible" in text and "ann" in text and "a photo of object" in text
     assert len(res.get("image")) == 1  # the thumbnail of the flagged image
+
+
+def test_undo_after_the_link_was_revoked_says_so_instead_of_crashing(app_env):
+    # The Undo button of the scoring screen had no refusal path: a rater whose link was
+    # revoked while the screen was open got Streamlit's "This app has encountered an error".
+    from concord.store import raters
+
+    at = rater_app(app_env["tokens"]["ann"])
+    choose(at, 1.0, 1.0)
+    at.button(key="rate_submit").click().run()
+    raters.revoke(app_env["db"], "ann")
+    at.button(key="rate_undo").click().run()
+    assert not at.exception
+    assert any("revoked" in e.value for e in at.error)
+    assert len(ratings(app_env["db"])) == 2  # nothing was taken back
+
+
+def test_undo_when_the_session_is_closed_is_a_notice_on_every_screen(app_env):
+    # The same refusal through the one controller, for the ranking screen too.
+    from concord.store import raters
+
+    at = rater_app(app_env["tokens"]["ann"], "pages/rank.py")
+    raters.revoke(app_env["db"], "ann")
+    at.button(key="rank_undo_sub").click().run()
+    assert not at.exception
+    assert any("revoked" in e.value for e in at.error)
