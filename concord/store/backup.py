@@ -149,6 +149,8 @@ def restore(db_path: Path, source_path: Path, *, confirm: bool) -> Restored:
                 safety, seen = swap.swap_in(live, copy, db_path, str(source_path))
             with transaction(live):  # the dashboard never takes it for a database it saw
                 report_cache.raise_changes(live, seen)
+                # A session signed out since the backup was taken must not come back.
+                live.execute("DELETE FROM research_sessions")
         finally:
             live.close()
     finally:

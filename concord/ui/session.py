@@ -17,8 +17,8 @@ import streamlit as st
 from sqlite_utils import Database
 
 from concord.config import Settings
-from concord.errors import AuthError
-from concord.services import auth, secret
+from concord.errors import AuthError, ConcordError
+from concord.services import auth, research_session, secret
 from concord.services.auth import User
 from concord.services.database import DatabaseBusy, open_database
 
@@ -26,6 +26,7 @@ USER = "concord_user"
 TOKEN = "concord_token"  # noqa: S105 - a session-state key, not a secret
 STUDY = "concord_study"
 SECRET_PRINT = "concord_secret_print"  # noqa: S105 - a session-state key
+RESEARCH = "concord_research_session"  # the researcher's session token (its cookie's value)
 _DB = "_concord_db"
 T = TypeVar("T")
 FLASH = "concord_flash"
@@ -33,8 +34,14 @@ FLASH = "concord_flash"
 
 def settings() -> Settings:
     """This app's settings: the environment, as for the CLI (``Settings.from_env``), with
-    the researcher secret taken from Streamlit secrets when the environment has none."""
-    configured = Settings.from_env()
+    the researcher secret taken from Streamlit secrets when the environment has none. A
+    setting that is wrong stops the page with what is wrong."""
+    try:
+        configured = Settings.from_env()
+    except ConcordError as exc:
+        st.error(f"Concord is not configured right: {exc}.")
+        st.stop()
+        raise  # st.stop() raises; never reached
     if configured.admin_secret is None and (secret := _secrets_admin_secret()):
         return dataclasses.replace(configured, admin_secret=secret)
     return configured
@@ -121,8 +128,9 @@ def still_allowed() -> bool:
     """Re-check the signed-in user on this run (app.py does it for full runs; a fragment
     rerun does not pass through app.py, so rater screens call this first).
 
-    A revoked invite, or a researcher secret that changed since sign-in, signs the session
-    out at once, even in a tab that was already open.
+    A revoked invite, a researcher secret that changed since sign-in, or a researcher
+    session that ended (signed out in another tab, expired) signs the session out at once,
+    even in a tab that was already open.
     """
     u = user()
     if u is None:
@@ -132,12 +140,21 @@ def still_allowed() -> bool:
         if token:
             auth.user_for_token(db(), token)
         elif u.is_researcher:
-            auth.check_version(st.session_state.get(SECRET_PRINT, ""), current_secret())
+            found = current_secret()
+            auth.check_version(st.session_state.get(SECRET_PRINT, ""), found)
+            kept = st.session_state.get(RESEARCH)
+            if kept is not None and not research_session.valid(db(), kept, found):
+                raise AuthError("the researcher session has ended")
     except (AuthError, secret.SecretError):
-        for key in (USER, TOKEN, SECRET_PRINT):
-            st.session_state.pop(key, None)
+        forget_user()
         return False
     return True
+
+
+def forget_user() -> None:
+    """This browser session is signed out (its cookie, if any, is no longer accepted)."""
+    for key in (USER, TOKEN, SECRET_PRINT, RESEARCH):
+        st.session_state.pop(key, None)
 
 
 def current_secret() -> secret.Secret:
