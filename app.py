@@ -8,6 +8,7 @@ st.set_page_config(page_title="Concord", page_icon="⚖️", layout="wide")
 
 db = session.open_run_db()
 user = signin.resolve(db)
+chosen = nav.select(db, user)
 
 if user is not None:
     with st.sidebar:
@@ -17,4 +18,4 @@ if user is not None:
             signin.sign_out(db)
             st.rerun()
 
-nav.navigate(db, user)
+nav.open_page(db, user, chosen)

@@ -13,7 +13,13 @@ if study is None or user.rater_id is None:
 db = session.db()
 PAGE = 20
 st.title(f"My ratings · {study}")
-st.caption("Every change is kept: editing adds a new revision, the researcher sees the latest.")
+st.caption("Every change is kept: editing adds a new revision, the researcher sees the latest."
+           " Keys: J / K go down / up the rows, Enter opens the row in focus.")
+# The rows' buttons (Edit, Rate, Rank, Judge) in page order: J / K move the focus along them.
+ROWS = ", ".join(f"[class*='st-key-{k}'] button" for k in (
+    "edit_rating_", "rate_skipped_", "rank_skipped_", "edit_ranking_", "edit_pair_",
+    "pair_skipped_"))
+widgets.keyboard(widgets.Keys({}, moves={"j": 1, "k": -1}, ring=ROWS), key="my_work_keys")
 
 
 def page_of(rows: list, key: str) -> list:

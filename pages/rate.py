@@ -1,9 +1,12 @@
 """Scoring screen: one image beside its prompt, a score per rubric criterion, keyboard-first."""
 
+import dataclasses
+
 import streamlit as st
 
 from concord.rubrics import Rubric
 from concord.services import rating
+from concord.services.common import Progress
 from concord.ui import checklist_view, onboarding_view, screen_view, session, widgets
 from concord.ui import rate_state as rs
 
@@ -21,7 +24,7 @@ widgets.rater_style()
 
 def level_label(criterion, value: float, listed: bool = False) -> str:
     level = criterion.level(value)
-    # A checklist criterion's level keys give way to its conditions' keys.
+    # A checklist criterion's level keys give way to its conditions' keys (O, then ←/→).
     hint = f"[{level.key.upper()}] " if level.key and not listed else ""
     return f"{hint}{value:g} · {level.label}"
 
@@ -35,7 +38,8 @@ def choices(editing: bool, rubric: Rubric) -> None:
             listed = rubric.checklist(criterion.key) is not None
             st.radio(
                 f"**{criterion.key}** — {criterion.name}"
-                + (" (from the checklist; choose another value to override)" if listed else ""),
+                + (" (from the checklist; to override, choose another value: O, then ←/→)"
+                   if listed else ""),
                 list(criterion.values), index=None,
                 format_func=lambda v, c=criterion, x=listed: level_label(c, v, x),
                 captions=[lv.description for lv in criterion.levels], horizontal=True,
@@ -47,14 +51,16 @@ def choices(editing: bool, rubric: Rubric) -> None:
                               args=(study, rater_id, rubric))
 
 
-def actions(item: rating.Item) -> None:
+def actions(item: rating.Item, can_undo: bool) -> None:
     c1, c2, c3, c4 = st.columns(4)
-    c1.button("Skip [S]", key="rate_skip_btn", on_click=SCREEN.start_skip)
+    c1.button("Skip [S]", key="rate_skip_btn", on_click=SCREEN.start_skip, width="stretch")
     c2.button("Flagged ✓ [F]" if item.flags else "Flag [F]", key="rate_flag",
-              on_click=SCREEN.start_form, args=("flag",))
-    c3.button("Undo [U]", key="rate_undo", on_click=SCREEN.undo, args=(study, rater_id),
-              help="Take back your last rating and show that image again")
-    if c4.button("Zoom [Z]", key="rate_zoom"):
+              on_click=SCREEN.start_form, args=("flag",), width="stretch")
+    if can_undo:  # nothing to take back before the first rating
+        c3.button("Undo [U]", key="rate_undo", on_click=SCREEN.undo, args=(study, rater_id),
+                  help="Take back your last rating and show that image again",
+                  width="stretch")
+    if c4.button("Zoom [Z]", key="rate_zoom", width="stretch"):
         zoom(item)
 
 
@@ -72,23 +78,25 @@ def zoom(item: rating.Item) -> None:
     widgets.zoom_image(item.image_path)
 
 
-def keys(rubric: Rubric) -> widgets.Keys:
-    bindings: dict[str, tuple[str, int, bool]] = {}
-    for criterion in rubric.criteria:
-        if rubric.checklist(criterion.key) is not None:
-            continue  # its keys go to the conditions (checklist_view.key_bindings)
-        radio = widgets.widget_css(rs.choice_key(criterion.key), "[role='radiogroup'] label")
-        for i, level in enumerate(criterion.levels):
-            if level.key:
-                bindings[level.key.lower()] = (radio, i, False)
+def keys(item: rating.Item | None, rubric: Rubric, can_undo: bool) -> widgets.Keys:
+    bindings = widgets.level_keys(rubric, rs.choice_key)
     bindings.update(checklist_view.key_bindings(rubric))
+    draft = [*checklist_view.draft_fields(rubric),
+             *(widgets.widget_css(rs.choice_key(c.key), "[role='radiogroup'] label")
+               for c in rubric.criteria)]
     bindings.update(widgets.button_keys({"Enter": "rate_submit", "s": "rate_skip_btn",
-                                         "f": "rate_flag", "u": "rate_undo",
-                                         "z": "rate_zoom"}))
-    return SCREEN.keys(bindings, opens=("s", "f"))
+                                         "f": "rate_flag", "z": "rate_zoom",
+                                         "g": "rate_guide",
+                                         **({"u": "rate_undo"} if can_undo else {})}))
+    keyed = SCREEN.keys(bindings, opens=("s", "f"))
+    return dataclasses.replace(
+        keyed, cycles=checklist_view.override_keys(rubric),
+        enter_in=checklist_view.REASON_FIELDS if rubric.checklists else None,
+        draft=None if item is None or SCREEN.editing() else
+        {"id": SCREEN.draft_id(study, rater_id, item.public_id), "fields": draft})
 
 
-def head(item: rating.Item | None, editing: bool) -> None:
+def head(item: rating.Item | None, editing: bool, done: Progress) -> None:
     """Progress, notices, the prompt (and an edit instruction): they stay in view."""
     def instruction() -> None:
         if item is not None and item.instruction:
@@ -96,23 +104,21 @@ def head(item: rating.Item | None, editing: bool) -> None:
 
     screen_view.head(SCREEN, f"Rate images · {study}" + (" · editing an earlier rating"
                                                         if editing else ""),
-                     study, rater_id, item=item, noun="rated",
-                     progress=lambda: rating.progress(session.db(), study, rater_id),
-                     prompt=item.prompt if item is not None else None,
-                     extra=instruction)
+                     study, rater_id, item=item, noun="rated", done=done,
+                     prompt=item.prompt if item is not None else None, extra=instruction)
 
 
-def panel(item: rating.Item, editing: bool, rubric: Rubric) -> None:
+def panel(item: rating.Item, editing: bool, rubric: Rubric, can_undo: bool) -> None:
     if item.source_image is not None:
         st.caption("Source image")
         widgets.show_image(item.source_image, alt="source image")
     if item.flags:
         notes = "; ".join(n for n in item.flags if n) or "no note"
         st.caption(f"You flagged this image ({notes}).")
-    if st.button("Rating guide", key="rate_guide", type="tertiary"):
+    if st.button("Rating guide [G]", key="rate_guide", type="tertiary"):
         guide(rubric)
     choices(editing, rubric)
-    actions(item)
+    actions(item, can_undo)
     screen_view.skip_form(SCREEN, study, rater_id, what="image",
                           placeholder="e.g. image does not load, prompt unclear")
     if SCREEN.open_form() == "flag":
@@ -129,16 +135,17 @@ def scoring() -> None:
     item = SCREEN.current(study, rater_id)
     # Each image is rated on its own dimension's rubric (``rubrics:`` in the manifest).
     rubric = item.rubric if item is not None and item.rubric is not None else default_rubric
-    widgets.keyboard(keys(rubric), key=f"rate_keys_{rubric.id}")
+    done = screen_view.progress(item, lambda: rating.progress(session.db(), study, rater_id))
+    widgets.keyboard(keys(item, rubric, done.done > 0), key=f"rate_keys_{rubric.id}")
     editing = SCREEN.editing()
-    head(item, editing)
+    head(item, editing, done)
     if item is None:
         onboarding_view.finished_or(study, rater_id, "All done — thank you! Every image "
                                     "assigned to you has been rated.", rating.UNIT)
         return
     left, right = st.columns([2, 3])
     with left:
-        panel(item, editing, rubric)
+        panel(item, editing, rubric, done.done > 0)
     with right, st.container(key="concord_image"):
         widgets.show_image(item.image_path)
     widgets.preload(item.preload)

@@ -47,10 +47,12 @@ def _rate_keys(skipping: bool) -> widgets.Keys:
 
 
 def _rank_keys() -> widgets.Keys:
-    picks = widgets.widget_css("rank_pick_")
+    picks, zooms = widgets.widget_css("rank_pick_"), widgets.widget_css("rank_zoom_")
     bindings = {str(slot % 10): (picks, slot - 1, True) for slot in range(1, 11)}
+    bindings.update({f"shift+{slot % 10}": (zooms, slot - 1, True) for slot in range(1, 11)})
     bindings.update(widgets.button_keys({"u": "rank_undo", "r": "rank_reset",
-                                         "s": "rank_skip_btn", "Enter": "rank_submit"}))
+                                         "s": "rank_skip_btn", "Enter": "rank_submit",
+                                         "shift+u": "rank_undo_sub"}))
     clicks = [{"within": "[class*='st-key-rank_slot_']",
                "target": "[class*='st-key-rank_pick_'] button"}]
     return screen.screen_keys("rank", bindings, form=None, item=7, clicks=clicks)

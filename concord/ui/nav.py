@@ -56,9 +56,18 @@ def allowed(db: Database, user: auth.User | None) -> list[Spec]:
     return [*pages, MY_WORK]
 
 
-def navigate(db: Database, user: auth.User | None) -> None:
-    """Register every page (those not for ``user`` hidden from the menu) and run the one
-    the URL names, or what stands in for it."""
+@dataclass(frozen=True, slots=True)
+class Chosen:
+    """The page the URL names (``page``), the visitor's own pages and each page's object."""
+
+    page: st.Page
+    mine: list[Spec]
+    pages: dict[Spec, st.Page]
+
+
+def select(db: Database, user: auth.User | None) -> Chosen:
+    """Register every page (those not for ``user`` hidden from the menu); the one the URL
+    names is returned, to be opened by :func:`open_page` (after the sidebar is drawn)."""
     mine = allowed(db, user)
     pages = {spec: st.Page(spec.path, title=spec.title, icon=spec.icon,
                            default=spec == mine[0],
@@ -67,13 +76,19 @@ def navigate(db: Database, user: auth.User | None) -> None:
     header = "Research" if user is not None and user.is_researcher else ""
     menu = {header: [*(pages[s] for s in mine), *(pages[s] for s in ALL if s not in mine)]}
     page = st.navigation(menu, position="hidden" if len(mine) == 1 else "sidebar")
-    spec = next((s for s, p in pages.items() if p is page), mine[0])
-    if spec in mine:
-        page.run()
+    return Chosen(page, mine, pages)
+
+
+def open_page(db: Database, user: auth.User | None, chosen: Chosen) -> None:
+    """Run the chosen page, or what stands in for it: the sign-in form (the page opens
+    once the researcher signs in), a rater's own first page, or why not."""
+    spec = next((s for s, p in chosen.pages.items() if p is chosen.page), chosen.mine[0])
+    if spec in chosen.mine:
+        chosen.page.run()
     elif user is None:
-        signin.form(db)  # the page the URL names opens once the researcher signs in
+        signin.form(db)
     elif spec in RESEARCH:
         st.error(f"This page is for researchers; you are signed in as {user.name!r}. Your "
                  "own pages are in the menu.")
     else:
-        st.switch_page(pages[mine[0]])
+        st.switch_page(chosen.pages[chosen.mine[0]])

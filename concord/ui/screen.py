@@ -8,6 +8,7 @@ actions (a rating's choices and flag, a ranking's draft, a pair's outcome).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -184,6 +185,12 @@ class Screen:
         """Open an earlier answer for changing on this screen."""
         self.forget()
         st.session_state[self.EDIT] = unit_id
+
+    def draft_id(self, study: str, rater_id: int, shown: str | int) -> str:
+        """The name under which the browser keeps the choices made on an item (a keyed
+        digest: the same after a reload, another for another rater or study)."""
+        text = f"{self.parts.prefix}|{study}|{rater_id}|{shown}".encode()
+        return hashlib.blake2b(text, digest_size=12).hexdigest()
 
     def keys(self, bindings: dict[str, tuple[str, int, bool]], *,
              clicks: list[dict[str, str]] | None = None,

@@ -23,18 +23,20 @@ def still_allowed() -> bool:
     return False
 
 
+def progress(item: object | None, fetch: Callable[[], common.Progress]) -> common.Progress:
+    """The rater's progress: it came with the item (one look at the queue); at the end,
+    ``fetch()`` asks for it."""
+    shown = getattr(item, "progress", None)
+    return shown if shown is not None else fetch()
+
+
 def head(scr: Screen, title: str, study: str, rater_id: int, *, item: object | None,
-         progress: Callable[[], common.Progress], noun: str, prompt: str | None,
+         done: common.Progress, noun: str, prompt: str | None,
          extra: Callable[[], None] | None = None) -> None:
     """Progress, notices and the prompt (and ``extra()``: what to judge): they stay in view
-    while the rater works.
-
-    The progress comes with the item (one look at the queue); at the end, ``progress()``
-    asks for it."""
+    while the rater works."""
     with st.container(key="concord_head"):
         st.caption(title)
-        shown = getattr(item, "progress", None)
-        done = shown if shown is not None else progress()
         widgets.progress_and_notice(done.done, done.skipped, done.assigned, noun, scr.NOTICE)
         onboarding_view.check_warning(study, rater_id)
         if item is not None:
@@ -64,3 +66,4 @@ def skip_form(scr: Screen, study: str, rater_id: int, *, what: str,
     if scr.open_form() == "skip":
         reason_form(scr, "skip", study, rater_id, label=f"Why skip this {what}?",
                     ok=f"Skip {what}", on_ok=scr.skip_with_reason, placeholder=placeholder)
+

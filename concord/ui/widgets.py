@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import html
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import streamlit as st
 
+from concord.rubrics import Rubric
 from concord.services.media import ServedImage, display_size, served_image
 from concord.ui import session
 
@@ -50,7 +52,11 @@ _RATER_CSS = """<style>
 
 @dataclass(frozen=True, slots=True)
 class Keys:
-    """What the key listener does on one screen (see keys.js for the meaning of each)."""
+    """What the key listener does on one screen (see keys.js for the meaning of each).
+
+    ``bindings`` map a key to a click ``(css, nth, rerun)``; ``moves`` map a key to a step
+    of the focus along ``ring`` (J / K on My ratings), ``cycles`` a key to radio groups
+    the focus goes through (O: a checklist criterion's value, to override it)."""
 
     bindings: dict[str, tuple[str, int, bool]]
     escape: str | None = None
@@ -59,6 +65,11 @@ class Keys:
     item: str | int | None = None
     opens: tuple[str, ...] = ()  # keys that open a reason field (skip, flag)
     submit: str | None = None  # the open reason form's submit button, which Enter clicks
+    enter_in: str | None = None  # text fields in which Enter does what Enter does
+    moves: dict[str, int] = field(default_factory=dict)
+    ring: str | None = None
+    cycles: dict[str, list[str]] = field(default_factory=dict)
+    draft: dict | None = None  # {"id": ..., "fields": [css, ...]}: choices kept per item
 
 
 def rater_style() -> None:
@@ -80,16 +91,35 @@ def keyboard(keys: Keys, *, key: str) -> None:
     global _keys_component
     if _keys_component is None:
         _keys_component = st.components.v2.component("concord_keys", js=_KEYS_JS)
-    data = {k: {"css": css, "nth": nth, "rerun": rerun}
-            for k, (css, nth, rerun) in keys.bindings.items()}
+    data: dict[str, dict] = {k: {"css": css, "nth": nth, "rerun": rerun}
+                             for k, (css, nth, rerun) in keys.bindings.items()}
+    data.update({k: {"move": step} for k, step in keys.moves.items()})
+    data.update({k: {"cycle": groups} for k, groups in keys.cycles.items()})
     _keys_component(data={"bindings": data, "escape": keys.escape, "focus": keys.focus,
                           "clicks": keys.clicks, "item": keys.item,
-                          "opens": list(keys.opens), "submit": keys.submit}, key=key)
+                          "opens": list(keys.opens), "submit": keys.submit,
+                          "enterIn": keys.enter_in, "ring": keys.ring, "draft": keys.draft},
+                    key=key)
 
 
 def widget_css(key_prefix: str, inner: str = "button") -> str:
     """CSS selector of the ``inner`` element of keyed widgets whose key starts with a prefix."""
     return f"[class*='st-key-{key_prefix}'] {inner}"
+
+
+def level_keys(rubric: Rubric, key_of: Callable[[str], str]) -> dict[str, tuple[str, int, bool]]:
+    """Each level key of each criterion (not a checklist one: its conditions have the keys)
+    chooses that level in the radio whose widget key is ``key_of(criterion)`` (in a form:
+    no rerun)."""
+    bindings: dict[str, tuple[str, int, bool]] = {}
+    for criterion in rubric.criteria:
+        if rubric.checklist(criterion.key) is not None:
+            continue
+        radio = widget_css(key_of(criterion.key), "[role='radiogroup'] label")
+        for i, level in enumerate(criterion.levels):
+            if level.key:
+                bindings[level.key.lower()] = (radio, i, False)
+    return bindings
 
 
 def button_keys(buttons: dict[str, str]) -> dict[str, tuple[str, int, bool]]:

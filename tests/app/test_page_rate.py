@@ -269,7 +269,23 @@ def test_undo_when_the_session_is_closed_is_a_notice_on_every_screen(app_env):
     from concord.store import raters
 
     at = rater_app(app_env["tokens"]["ann"], "pages/rank.py")
+    for slot in range(3):
+        [b for b in at.button if b.key and b.key.startswith("rank_pick_")][slot].click().run()
+    at.button(key="rank_submit").click().run()
     raters.revoke(app_env["db"], "ann")
     at.button(key="rank_undo_sub").click().run()
     assert not at.exception
     assert any("revoked" in e.value for e in at.error)
+
+
+def test_undo_shows_only_once_there_is_something_to_take_back(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    keys = {b.key for b in at.button}
+    assert "rate_undo" not in keys  # nothing was submitted yet
+    choose(at, 1.0, 1.0)
+    at.button(key="rate_submit").click().run()
+    assert at.button(key="rate_undo")
+    at.button(key="rate_undo").click().run()  # the only rating taken back: gone again
+    assert "rate_undo" not in {b.key for b in at.button}
+    rank = rater_app(app_env["tokens"]["ann"], "pages/rank.py")
+    assert "rank_undo_sub" not in {b.key for b in rank.button}
