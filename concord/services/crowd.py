@@ -151,6 +151,13 @@ class _Visit:
     token: str = ""
 
 
+def link_study(db: Database, link_token: str) -> study_store.Study | None:
+    """The study an open study link leads to (None for an unknown or closed link), read
+    before joining: a study's screen requirements are checked before anyone joins."""
+    link = crowd_store.link_for_token(db, link_token) if link_token else None
+    return study_store.get_study_by_id(db, link.study_id) if link and link.active else None
+
+
 def join(db: Database, link_token: str, params: Mapping[str, str], *,
          proof: str | Sequence[str] | None = None, client: str | None = None) -> Joined:
     """Sign up (or come back) through a study link (see the module doc).

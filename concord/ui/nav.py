@@ -9,8 +9,9 @@ from dataclasses import dataclass
 import streamlit as st
 from sqlite_utils import Database
 
+from concord.devices import Devices
 from concord.services import auth, studies
-from concord.ui import signin
+from concord.ui import screen_check, session, signin
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +84,9 @@ def open_page(db: Database, user: auth.User | None, chosen: Chosen) -> None:
     """Run the chosen page, or what stands in for it: the sign-in form (the page opens
     once the researcher signs in), a rater's own first page, or why not."""
     spec = next((s for s, p in chosen.pages.items() if p is chosen.page), chosen.mine[0])
+    study = session.current_study(user.studies) if user and not user.is_researcher else None
+    if study is not None:  # a screen the study cannot use is told so before anything else
+        screen_check.require(Devices.of(studies.get(db, study).settings))
     if spec in chosen.mine:
         chosen.page.run()
     elif user is None:

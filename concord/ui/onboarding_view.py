@@ -9,8 +9,8 @@ import streamlit as st
 
 from concord.errors import ConcordError
 from concord.rubrics import Rubric
-from concord.services import checks, onboarding, rating
-from concord.ui import session, widgets
+from concord.services import checks, onboarding, questionnaire, rating
+from concord.ui import questionnaire_view, session, widgets
 
 PRACTICE_ITEM = "practice_item"
 FEEDBACK = "practice_feedback"
@@ -70,6 +70,12 @@ def feedback(fb: onboarding.Feedback, rubric: Rubric) -> None:
     st.table(rows)
 
 
+# Enter checks the answer, then goes on: one binding for both buttons, so an Enter pressed
+# while the page changes from one to the other clicks whichever is there.
+_ENTER = (f"{widgets.widget_css('practice_submit')}, {widgets.widget_css('practice_next')}",
+          0, True)
+
+
 def _cond_key(position: int) -> str:
     # The trailing x: no key is a prefix of another (the key listener matches prefixes).
     return f"practice_cond{position}x"
@@ -81,7 +87,7 @@ def _keys(rubric: Rubric) -> widgets.Keys:
     conditions = [cond for listed in rubric.checklists for cond in listed.conditions]
     bindings.update({cond.key.lower(): (widgets.widget_css(_cond_key(i), "input"), 0, False)
                      for i, cond in enumerate(conditions) if cond.key})
-    bindings.update(widgets.button_keys({"Enter": "practice_submit"}))
+    bindings["Enter"] = _ENTER
     return widgets.Keys(bindings)
 
 
@@ -145,8 +151,8 @@ def practice(study: str, rater_id: int) -> None:
                 widgets.show_image(shown.image_path, alt="practice image")
         label = ("Start the real images" if fb.finished and fb.passed else
                  "See the result" if fb.finished else "Next practice image")
-        widgets.keyboard(widgets.Keys(widgets.button_keys({"Enter": "practice_next"}),
-                                      item=f"feedback-{fb.position}"), key="practice_keys")
+        widgets.keyboard(widgets.Keys({"Enter": _ENTER}, item=f"feedback-{fb.position}"),
+                         key="practice_keys")
         if st.button(f"{label} ⏎", type="primary", key="practice_next"):
             st.session_state.pop(FEEDBACK, None)
             st.session_state.pop(SHOWN, None)
@@ -172,7 +178,7 @@ def practice(study: str, rater_id: int) -> None:
         _choices(item.rubric)
         st.form_submit_button("Check my answer ⏎", type="primary", key="practice_submit",
                               on_click=_answer, args=(study, rater_id, item.rubric))
-    with right:
+    with right, st.container(key="concord_image"):  # on a phone: before the choices
         widgets.show_image(item.image_path, alt="practice image")
 
 
@@ -213,8 +219,12 @@ def finished_or(study: str, rater_id: int, message: str, unit: str) -> None:
     the screen-out code for one whose session is over, the screens still to do, or why
     there is no item now; ``message`` for a rater without a quota who is finished."""
     view = onboarding.outlook(session.db(), study, rater_id, unit)
+    last = (questionnaire.open_part(session.db(), study, rater_id, "after")
+            if view.stage == "work" and (view.completion is not None or view.finished) else ())
     if view.stage != "work":
         ended(study, rater_id)
+    elif last:  # the questions after the items come before the code
+        questionnaire_view.form(study, rater_id, "after", last)
     elif view.completion is not None:
         st.success("All done — thank you! You have finished this study.")
         code_screen(view.completion)

@@ -6,9 +6,18 @@ from __future__ import annotations
 import streamlit as st
 from sqlite_utils import Database
 
+from concord.devices import Devices
 from concord.errors import AuthError, ConcordError
-from concord.services import auth, onboarding, research_session, secret, studies
-from concord.ui import cookies, crowd_join, onboarding_view, session
+from concord.services import (
+    auth,
+    crowd,
+    onboarding,
+    questionnaire,
+    research_session,
+    secret,
+    studies,
+)
+from concord.ui import cookies, crowd_join, onboarding_view, screen_check, session
 
 _COOKIE_KEY = "concord_research_js"
 _CLEAR = "concord_research_clear"  # session-state key: delete the cookie on the next run
@@ -21,7 +30,10 @@ def resolve(db: Database) -> auth.User | None:
     rater in again and they resume where they left off. It is checked on every run, so
     a revoked link stops working at once.
     """
-    token = (crowd_join.join(db) if st.query_params.get("join") else None) or \
+    joining = st.query_params.get("join")
+    if joining and (linked := crowd.link_study(db, joining)) is not None:
+        screen_check.require(Devices.of(linked.settings))  # before anyone joins
+    token = (crowd_join.join(db) if joining else None) or \
         st.query_params.get("token") or st.session_state.get(session.TOKEN)
     if not token:
         return _researcher(db)
@@ -87,14 +99,19 @@ def _signed_in(db: Database, found: secret.Secret, kept: str | None) -> None:
 
 
 def onboarding_stage(db: Database, user: auth.User) -> str:
-    """Where a rater stands in the study they work on: ``consent``, ``practice``,
-    ``failed`` or ``work`` (researchers: always ``work``)."""
+    """Where a rater stands in the study they work on: ``consent``, ``before`` (the
+    questions before the items), ``practice``, ``failed`` or ``work`` (researchers:
+    always ``work``)."""
     study = session.current_study(user.studies)
     if user.rater_id is None or study is None:
         return "work"
     if st.session_state.get(onboarding_view.FEEDBACK) is not None:
         return "practice"  # the feedback on the last practice item is still on screen
-    return onboarding.stage(db, study, user.rater_id)
+    stage = onboarding.stage(db, study, user.rater_id)
+    if stage in ("practice", "work") and questionnaire.open_part(db, study, user.rater_id,
+                                                                 "before"):
+        return "before"
+    return stage
 
 
 def sign_in_researcher(db: Database, given: str) -> str | None:

@@ -24,7 +24,10 @@ _keys_component = None
 # Layout of the rater screens. The head (progress, notices, prompt) sticks to the top so a
 # key press or a scroll never hides it; the image sticks beside the form and is scaled
 # down to fit the window, never up (a 256 px image stays 256 px). --concord-head is the
-# head's height, kept up to date by keys.js.
+# head's height, kept up to date by keys.js. On a phone (640 px wide or less) nothing
+# sticks, the image comes before the choices, the two images of a pair stay side by side
+# (left and right mean what they say) and a ranking set shows two images a row; on touch
+# screens buttons and choices are at least 44 px high.
 _RATER_CSS = """<style>
 [data-testid="stMainBlockContainer"]{padding-top:3.5rem}
 [data-testid="stLayoutWrapper"]:has(> .st-key-concord_head){position:sticky;top:0;
@@ -47,6 +50,28 @@ _RATER_CSS = """<style>
 [class*='st-key-rank_slot_'] img{cursor:pointer}
 .st-key-concord_preload{position:fixed;right:0;bottom:0;width:2px;height:2px;
   overflow:hidden;opacity:0.01;pointer-events:none;z-index:-1}
+@media (max-width:640px){
+  [data-testid="stLayoutWrapper"]:has(> .st-key-concord_head){position:static}
+  .st-key-concord_head .concord-prompt{font-size:1.1rem;max-height:5.5em}
+  [data-testid="stHorizontalBlock"]:has(.st-key-concord_image){flex-direction:column-reverse}
+  [data-testid="stLayoutWrapper"]:has(> .st-key-concord_image){position:static}
+  .st-key-concord_image img{max-height:60vh}
+  [class*='st-key-pair_side_'] img{max-height:50vh}
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] .st-key-pair_side_left){
+    flex-wrap:nowrap}
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] .st-key-pair_side_left)
+    > [data-testid="stColumn"]{min-width:0!important;width:50%!important;flex:1 1 0!important}
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [class*='st-key-rank_slot_'])
+    {flex-wrap:wrap}
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [class*='st-key-rank_slot_'])
+    > [data-testid="stColumn"]{min-width:calc(50% - 0.5rem)!important;
+    width:calc(50% - 0.5rem)!important;flex:1 1 calc(50% - 0.5rem)!important}
+}
+@media (max-width:640px),(pointer:coarse){
+  [data-testid="stMain"] button{min-height:44px}
+  [data-testid="stMain"] [role="radiogroup"] label,
+  [data-testid="stMain"] [data-testid="stCheckbox"] label{min-height:44px;align-items:center}
+}
 </style>"""
 
 

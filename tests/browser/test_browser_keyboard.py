@@ -38,8 +38,9 @@ def test_consent_practice_rating_and_an_edit_without_the_mouse(server, page):
     page.get_by_text("How to rate").wait_for(timeout=30_000)
     _ready(page)
     page.keyboard.press("a")  # I agree
-    page.wait_for_function("() => document.querySelector('.st-key-consent_agree input')"
-                           ".checked", timeout=15_000)
+    page.wait_for_function("() => { const box = document.querySelector("
+                           "'.st-key-consent_agree input'); return box && box.checked; }",
+                           timeout=15_000)
     idle(page)
     page.keyboard.press("Enter")  # Start
     page.get_by_text("Practice image 1 of 2").wait_for(timeout=15_000)
@@ -80,3 +81,40 @@ def test_consent_practice_rating_and_an_edit_without_the_mouse(server, page):
     edits = db.execute("SELECT criterion, value FROM ratings WHERE action = 'edit'"
                        " ORDER BY criterion").fetchall()
     assert edits == [("PR", 0.5), ("SC", 2.0)]
+
+
+def _tab_to(page, css: str) -> None:
+    """Tab until the focus is in ``css`` (as a keyboard user does)."""
+    for _ in range(25):
+        if page.evaluate(f"() => document.activeElement.closest({css!r}) !== null"):
+            return
+        page.keyboard.press("Tab")
+    raise AssertionError(f"Tab never reached {css}")
+
+
+def test_the_questionnaire_without_the_mouse(tmp_path, page):
+    from tests.crowd_helpers import QUESTIONNAIRE
+    from tests.helpers import make_folder_study
+
+    db_path = tmp_path / "qn.db"
+    db = open_db(db_path)
+    manifest = make_folder_study(tmp_path / "qn", prompts=1, models=("m1",), k=1)
+    manifest.write_text(manifest.read_text() + QUESTIONNAIRE, encoding="utf-8")
+    studies.import_manifest(db, manifest)
+    (invite,) = studies.invite(db, "qn", ["quin"], "http://unused")
+    url, proc = start_server(db_path, tmp_path)
+    try:
+        page.goto(f"{url}/?token={invite.url.split('token=')[1]}")
+        page.get_by_text("A few questions first").wait_for(timeout=30_000)
+        _ready(page)
+        _tab_to(page, ".st-key-qn_before_age input")
+        page.keyboard.type("41")
+        _tab_to(page, ".st-key-qn_before_colour_vision")
+        page.keyboard.press("ArrowDown")  # "Yes"
+        page.keyboard.press("Enter")  # Continue
+        page.get_by_text("0 / 1 rated").wait_for(timeout=30_000)
+        got = {r[0]: r[1] for r in db.execute(
+            "SELECT question, answer FROM questionnaire_answers")}
+        assert (got["age"], got["colour_vision"]) == ("41", '"Yes"')
+    finally:
+        stop(proc)

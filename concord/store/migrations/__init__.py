@@ -49,6 +49,7 @@ _STEPS = (
     integrity.m1201_crowd_integrity,
     labels.m1301_imported_labels,
     sessions.m1401_research_sessions,
+    sessions.m1402_questionnaire_answers,
 )
 # m601 rebuilds tables with foreign keys off, which SQLite ignores inside a transaction.
 _OUTSIDE_TRANSACTION = frozenset({branches.m601_pairs})
