@@ -68,6 +68,11 @@ def backup(db: Database, target: Path) -> Contents:
         ConcordError: ``target`` is the database itself or cannot be written.
     """
     target = Path(target)
+    folder = target.parent
+    if not folder.is_dir():  # said of the backup, not of the database being copied
+        raise ConcordError(f"cannot write the backup {target}: the folder {folder} "
+                           + ("is a file, not a folder" if folder.exists() else
+                              f"does not exist (create it first: mkdir -p {folder})"))
     source = Path(db.conn.execute("PRAGMA database_list").fetchone()[2])
     if target.exists() and source.exists() and os.path.samefile(target, source):
         raise ConcordError(f"cannot back up {source} onto itself; name another file")

@@ -11,15 +11,12 @@ from concord.services import common
 from concord.ui import onboarding_view, session, widgets
 from concord.ui.screen import Screen
 
-REVOKED = ("Your invite link is no longer valid (revoked). Nothing more is saved; ask the "
-           "researcher for a new link.")
-
 
 def still_allowed() -> bool:
-    """False (with the message) when the rater's link stopped working since the last run."""
+    """False (with why) when the rater's link stopped working since the last run."""
     if session.still_allowed():
         return True
-    st.error(REVOKED)
+    st.error(session.ended_message())
     return False
 
 

@@ -27,6 +27,7 @@ TOKEN = "concord_token"  # noqa: S105 - a session-state key, not a secret
 STUDY = "concord_study"
 SECRET_PRINT = "concord_secret_print"  # noqa: S105 - a session-state key
 RESEARCH = "concord_research_session"  # the researcher's session token (its cookie's value)
+ENDED = "concord_ended"  # why this browser session was signed out (an AuthError's text)
 _DB = "_concord_db"
 T = TypeVar("T")
 FLASH = "concord_flash"
@@ -118,8 +119,7 @@ def require_user() -> User:
         st.error("Please sign in first: open your invite link, or use the researcher sign-in.")
         st.stop()
     if not still_allowed():
-        st.error("Your invite link is no longer valid (revoked), or the researcher secret "
-                 "changed. Nothing more is saved; ask the researcher for a new link.")
+        st.error(ended_message())
         st.stop()
     return u
 
@@ -145,10 +145,19 @@ def still_allowed() -> bool:
             kept = st.session_state.get(RESEARCH)
             if kept is not None and not research_session.valid(db(), kept, found):
                 raise AuthError("the researcher session has ended")
-    except (AuthError, secret.SecretError):
+    except (AuthError, secret.SecretError) as exc:
         forget_user()
+        st.session_state[ENDED] = str(exc)
         return False
     return True
+
+
+def ended_message() -> str:
+    """What to tell someone whose session was just ended, by why (a revoked link, a link
+    the database does not know after a restore, a new researcher secret)."""
+    reason = str(st.session_state.get(ENDED, "")) or "your sign-in is no longer valid"
+    return (f"Your session has ended: {reason}. Nothing more is saved; ask the researcher "
+            "for a new link.")
 
 
 def forget_user() -> None:

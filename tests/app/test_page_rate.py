@@ -289,3 +289,22 @@ def test_undo_shows_only_once_there_is_something_to_take_back(app_env):
     assert "rate_undo" not in {b.key for b in at.button}
     rank = rater_app(app_env["tokens"]["ann"], "pages/rank.py")
     assert "rank_undo_sub" not in {b.key for b in rank.button}
+
+
+def test_a_rater_the_restored_database_does_not_know_is_not_called_revoked(app_env, tmp_path):
+    from concord.services import studies
+    from concord.store.backup import backup, restore
+
+    copy = tmp_path / "before-cleo.db"
+    backup(app_env["db"], copy)
+    (cleo,) = studies.invite(app_env["db"], "ui", ["cleo"], "http://x")
+    at = rater_app(cleo.url.split("token=")[1])
+    choose(at, 1.0, 1.0)
+    app_env["db"].close()
+    restore(app_env["db_path"], copy, confirm=True)  # cleo was invited after the backup
+    at.button(key="rate_submit").click().run()
+    assert not at.exception
+    text = " ".join(e.value for e in at.error) + " ".join(w.value for w in at.warning)
+    assert "not known here" in text and "revoked" not in text
+    again = rater_app(cleo.url.split("token=")[1])  # a reload: the sign-in says the same
+    assert "not known here" in again.error[0].value and "revoked" not in again.error[0].value
