@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from concord.errors import ConcordError
 
+logger = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_PORT = 8501
+# What an address file may hold: one http(s) URL of visible ASCII.
+_ADDRESS = re.compile(r"https?://[\x21-\x7e]{1,500}")
 DEFAULT_DB = ROOT / "data" / "concord.db"
 DEMO_MANIFEST = ROOT / "data" / "demo" / "study.yaml"
 
@@ -41,8 +47,10 @@ class Settings:
 
     @classmethod
     def from_env(cls, db: str | Path | None = None) -> Settings:
-        """Settings from ``CONCORD_DB``, ``CONCORD_BASE_URL`` (default
-        ``http://localhost:$CONCORD_PORT``, port 8501), ``CONCORD_ADMIN_SECRET``,
+        """Settings from ``CONCORD_DB``, ``CONCORD_BASE_URL`` (default: with
+        ``CONCORD_PORT`` set, ``http://localhost:$CONCORD_PORT``; else the address the
+        app last served this database at (:func:`address_file`); else port 8501),
+        ``CONCORD_ADMIN_SECRET``,
         ``CONCORD_TRUST_PROXY`` (``1``: client addresses from X-Forwarded-For),
         ``CONCORD_SESSION_HOURS`` (default 12).
 
@@ -54,14 +62,45 @@ class Settings:
                 2160 (90 days).
         """
         path = Path(db or os.environ.get("CONCORD_DB") or DEFAULT_DB)
-        port = os.environ.get("CONCORD_PORT") or "8501"
+        port = _port(os.environ.get("CONCORD_PORT"))
         given = os.environ.get("CONCORD_BASE_URL") or None
-        base = (given or f"http://localhost:{port}").rstrip("/")
+        served = None if given or port else recorded_address(path)
+        base = (given or served or f"http://localhost:{port or DEFAULT_PORT}").rstrip("/")
         secret = os.environ.get("CONCORD_ADMIN_SECRET") or None
         return cls(db_path=path, base_url=base, admin_secret=secret,
                    base_url_explicit=given is not None,
                    trust_proxy=os.environ.get("CONCORD_TRUST_PROXY", "") == "1",
                    session_hours=_hours(os.environ.get("CONCORD_SESSION_HOURS")))
+
+
+def address_file(db_path: Path) -> Path:
+    """Where the app notes the address it serves a database at, for the command line's
+    links (``<db>.address``, beside the database)."""
+    return db_path.with_name(db_path.name + ".address")
+
+
+def recorded_address(db_path: Path) -> str | None:
+    """The address the app last served ``db_path`` at, if it noted a sane one."""
+    path = address_file(db_path)
+    try:
+        if not path.is_file():
+            return None
+        with path.open("rb") as handle:
+            text = handle.read(1024).decode("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    if _ADDRESS.fullmatch(text):
+        return text
+    logger.warning("ignoring %s: it does not hold one http(s) address", path)
+    return None
+
+
+def _port(text: str | None) -> int | None:
+    if text is None or not text.strip():
+        return None
+    if not text.strip().isdigit() or not 1 <= int(text.strip()[:6]) <= 65535:
+        raise ConcordError(f"CONCORD_PORT={text[:40]!r} is not a port number (1 to 65535)")
+    return int(text.strip())
 
 
 def _hours(text: str | None) -> float:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import logging
 import threading
 import urllib.parse
 from collections.abc import Callable
@@ -16,12 +17,14 @@ from typing import Any, TypeVar
 import streamlit as st
 from sqlite_utils import Database
 
-from concord.config import Settings
+from concord import atomic
+from concord.config import Settings, address_file
 from concord.errors import AuthError, ConcordError
 from concord.services import auth, research_session, secret
 from concord.services.auth import User
 from concord.services.database import DatabaseBusy, open_database
 
+logger = logging.getLogger(__name__)
 USER = "concord_user"
 TOKEN = "concord_token"  # noqa: S105 - a session-state key, not a secret
 STUDY = "concord_study"
@@ -81,7 +84,35 @@ def open_run_db() -> Database:
         old.conn.close()
     db = open_database(settings().db_path, check_same_thread=False)
     st.session_state[_DB] = db
+    note_address()
     return db
+
+
+_NOTED = threading.Event()
+
+
+def note_address() -> None:
+    """Once per server process: note the address this app serves its database at beside
+    the database (``<db>.address``), so that links printed by the command line (``raters
+    add``, ``crowd link``) name it too: ``CONCORD_BASE_URL`` when it is set, else this
+    server's own port and path (``streamlit run ... --server.port 8561``). Never a browser's
+    Host header: a visitor must not be able to choose where invite links point."""
+    if _NOTED.is_set():
+        return
+    _NOTED.set()
+    configured = settings()
+    if configured.base_url_explicit:
+        address = configured.base_url
+    else:
+        path = (st.get_option("server.baseUrlPath") or "").strip("/")
+        address = f"http://localhost:{st.get_option('server.port')}" + (f"/{path}" if path else "")
+    target = address_file(configured.db_path)
+    try:
+        if target.is_file() and target.read_text(encoding="ascii").strip() == address:
+            return
+        atomic.write_bytes(target, (address + "\n").encode("ascii"))
+    except (OSError, UnicodeError, ConcordError):
+        logger.warning("could not note the app's address in %s", target)
 
 
 def db() -> Database:

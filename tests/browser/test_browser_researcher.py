@@ -84,3 +84,25 @@ def test_a_rater_link_to_any_page_opens_the_right_screen(server, page):
     page.goto(f"{server['url']}/studies?token={server['token']}")
     page.get_by_text("This page is for researchers").wait_for(timeout=30_000)
     _no_page_not_found(page)
+
+
+def test_the_cli_links_name_the_port_the_app_serves(tmp_path, page, capsys, monkeypatch):
+    from concord.cli import main
+    from concord.config import address_file
+    from tests.helpers import make_folder_study
+
+    db_path = tmp_path / "port.db"
+    studies.import_manifest(open_db(db_path), make_folder_study(tmp_path / "pt", prompts=1))
+    url, proc = start_server(db_path, tmp_path, {"CONCORD_BASE_URL": ""})  # no base URL
+    try:
+        page.goto(url)
+        page.get_by_role("button", name="Sign in").wait_for(timeout=30_000)
+    finally:
+        stop(proc)
+    port = url.rsplit(":", 1)[1]
+    assert address_file(db_path).read_text().strip() == f"http://localhost:{port}"
+    for name in ("CONCORD_BASE_URL", "CONCORD_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    capsys.readouterr()
+    assert main(["--db", str(db_path), "raters", "add", "--study", "pt", "ann"]) == 0
+    assert f"http://localhost:{port}/?token=" in capsys.readouterr().out
