@@ -4,15 +4,15 @@ demographics, colour vision, the device, exit feedback, "did you use AI help".
 Each question has an ``id``, a ``kind`` (``single``, ``multiple``, ``likert``, ``number``,
 ``text``), its ``text`` and whether it is ``required``. The answers are kept apart from the
 ratings (concord.services.questionnaire): no statistic reads them. Checked once when a
-manifest is imported (each problem names its key) and again for every answer a
-participant sends. Pure: no I/O.
+manifest is imported (each problem names its key); every answer a participant sends is
+checked by concord.questionnaire_answers. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import math
 import unicodedata
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from concord.names import name_problem
@@ -29,7 +29,7 @@ MAX_POINTS = 11
 DEFAULT_TEXT_LENGTH = 2_000
 MAX_NUMBER = 1e15
 # Line and paragraph separators, NUL and other control characters but newline and tab.
-_BAD_IN_TEXT = {"Cc", "Cs", "Zl", "Zp"}
+BAD_IN_TEXT = {"Cc", "Cs", "Zl", "Zp"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +119,7 @@ def _text(value: Any, limit: int, *, line: bool) -> str | None:
     if not isinstance(value, str) or not value.strip() or len(value) > limit:
         return None
     allowed = set() if line else {"\n", "\t"}
-    if any(unicodedata.category(c) in _BAD_IN_TEXT and c not in allowed for c in value):
+    if any(unicodedata.category(c) in BAD_IN_TEXT and c not in allowed for c in value):
         return None
     return value.strip()
 
@@ -210,7 +210,7 @@ def _number_fields(item: dict, at: str) -> tuple[dict[str, Any], list[tuple[str,
         value = item.get(key)
         if value is None:
             continue
-        if not _finite(value):
+        if not finite(value):
             problems.append((f"{at}.{key}", f"expected a number up to {MAX_NUMBER:g} in size, "
                                             f"got {_short(value)}"))
         else:
@@ -225,7 +225,7 @@ def _number_fields(item: dict, at: str) -> tuple[dict[str, Any], list[tuple[str,
     return out, problems
 
 
-def _finite(value: Any) -> bool:
+def finite(value: Any) -> bool:
     """A number (not a bool) that is finite and at most MAX_NUMBER in size (a huge int
     cannot even be turned into a float)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -234,100 +234,3 @@ def _finite(value: Any) -> bool:
         return math.isfinite(value) and abs(value) <= MAX_NUMBER
     except OverflowError:
         return False
-
-
-class AnswerError(ValueError):
-    """An answer that does not fit its question (the message is for the participant)."""
-
-
-def check(question: Question, value: Any) -> Any:
-    """The answer to store (JSON-ready), None for one left blank.
-
-    Raises:
-        AnswerError: a required question left blank, or an answer that is not one of the
-            options, out of range, too long or with control characters.
-    """
-    blank = value is None or value == "" or value == [] or \
-        (isinstance(value, str) and not value.strip())
-    if blank:
-        if question.required:
-            raise AnswerError(f"please answer: {question.text}")
-        return None
-    checker = {"single": _single, "multiple": _multiple, "likert": _likert,
-               "number": _number, "text": _free_text}[question.kind]
-    return checker(question, value)
-
-
-def _single(q: Question, value: Any) -> str:
-    if value not in q.options:
-        raise AnswerError(f"{q.text}: choose one of the options")
-    return value
-
-
-def _multiple(q: Question, value: Any) -> list[str]:
-    if not isinstance(value, list | tuple) or any(v not in q.options for v in value) or \
-            len(set(value)) != len(value):
-        raise AnswerError(f"{q.text}: choose among the options, each once")
-    return [o for o in q.options if o in value]  # in the order of the options
-
-
-def _likert(q: Question, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= q.points:
-        raise AnswerError(f"{q.text}: choose a point from 1 to {q.points}")
-    return value
-
-
-def _number(q: Question, value: Any) -> float | int:
-    if isinstance(value, str):
-        try:
-            value = float(value.strip()[:40])
-        except ValueError:
-            raise AnswerError(f"{q.text}: enter a number") from None
-    if not _finite(value):
-        raise AnswerError(f"{q.text}: enter a number")
-    if q.integer and value != int(value):
-        raise AnswerError(f"{q.text}: enter a whole number")
-    if (q.minimum is not None and value < q.minimum) or \
-            (q.maximum is not None and value > q.maximum):
-        raise AnswerError(f"{q.text}: enter a number from {_bound(q.minimum)} to "
-                          f"{_bound(q.maximum)}")
-    return int(value) if q.integer else float(value)
-
-
-def _bound(value: float | None) -> str:
-    return "any" if value is None else f"{value:g}"
-
-
-def _free_text(q: Question, value: Any) -> str:
-    if not isinstance(value, str):
-        raise AnswerError(f"{q.text}: enter text")
-    if len(value) > q.max_length:
-        raise AnswerError(f"{q.text}: at most {q.max_length:,} characters, please "
-                          f"({len(value):,} given)")
-    bad = next((c for c in value if unicodedata.category(c) in _BAD_IN_TEXT
-                and c not in "\n\t"), None)
-    if bad is not None:
-        raise AnswerError(f"{q.text}: the answer contains the control character "
-                          f"U+{ord(bad):04X}; please remove it")
-    return value.strip()
-
-
-@dataclass(frozen=True, slots=True)
-class Answered:
-    """What :func:`check_all` made of a part's answers: the values to store, or the
-    problems to show (one per question)."""
-
-    values: dict[str, Any] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-
-
-def check_all(questions: tuple[Question, ...], given: dict[str, Any]) -> Answered:
-    """Every question of a part checked against ``given`` (question id -> raw value)."""
-    values: dict[str, Any] = {}
-    problems = []
-    for q in questions:
-        try:
-            values[q.id] = check(q, given.get(q.id))
-        except AnswerError as exc:
-            problems.append(str(exc))
-    return Answered(values, problems)

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from sqlite_utils import Database
 
 from concord.errors import ConcordError
-from concord.questionnaire import PARTS, Question, Questionnaire, check_all
+from concord.questionnaire import PARTS, Question, Questionnaire
+from concord.questionnaire_answers import check_all
 from concord.services import common, gate
 from concord.store import crowd as crowd_store
 from concord.store import questionnaires as store

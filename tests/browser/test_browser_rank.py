@@ -18,15 +18,22 @@ MODELS = ("aurora-xl", "basilisk-2", "cobalt-flux", "dynamo-sd", "ember-v3", "fa
           "garnet-pro", "helix-turbo")
 
 
-@pytest.fixture
-def server(tmp_path: Path):
-    manifest = make_folder_study(tmp_path / "rk", prompts=2, models=MODELS, protocol="rank", k=1)
-    db_path = tmp_path / "rank.db"
+def _serve(tmp_path: Path, name: str, models: tuple[str, ...], extra: str = ""):
+    """A rank study ``name`` of two prompts, one invited rater, and the app serving it."""
+    manifest = make_folder_study(tmp_path / name, prompts=2, models=models, protocol="rank",
+                                 k=1, extra=extra)
+    db_path = tmp_path / f"{name}.db"
     db = open_db(db_path)
     studies.import_manifest(db, manifest)
-    (invite,) = studies.invite(db, "rk", ["rui"], "http://unused")
+    (invite,) = studies.invite(db, name, [f"{name}-rater"], "http://unused")
     url, proc = start_server(db_path, tmp_path)
-    yield {"url": url, "db": db, "token": invite.url.split("token=")[1]}
+    return {"url": url, "db": db, "token": invite.url.split("token=")[1]}, proc
+
+
+@pytest.fixture
+def server(tmp_path: Path):
+    found, proc = _serve(tmp_path, "rk", MODELS)
+    yield found
     stop(proc)
 
 
@@ -65,14 +72,8 @@ def test_rank_eight_images_with_clicks_and_keys(server, page):
 
 @pytest.fixture
 def ties_server(tmp_path: Path):
-    manifest = make_folder_study(tmp_path / "rt", prompts=2, models=MODELS[:4], protocol="rank",
-                                 k=1, extra="ranking:\n  ties: true\n")
-    db_path = tmp_path / "ties.db"
-    db = open_db(db_path)
-    studies.import_manifest(db, manifest)
-    (invite,) = studies.invite(db, "rt", ["tom"], "http://unused")
-    url, proc = start_server(db_path, tmp_path)
-    yield {"url": url, "db": db, "token": invite.url.split("token=")[1]}
+    found, proc = _serve(tmp_path, "rt", MODELS[:4], "ranking:\n  ties: true\n")
+    yield found
     stop(proc)
 
 
