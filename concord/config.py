@@ -95,6 +95,23 @@ def recorded_address(db_path: Path) -> str | None:
     return None
 
 
+def note_address(db_path: Path, address: str) -> None:
+    """Write ``address`` to :func:`address_file` (atomically) unless it holds it already.
+
+    Raises:
+        ConcordError: the file cannot be written (it names it).
+    """
+    from concord import atomic  # the app writes it once per process; the CLI never does
+
+    target = address_file(db_path)
+    try:
+        if target.is_file() and target.read_text(encoding="ascii").strip() == address:
+            return
+    except (OSError, UnicodeError):
+        pass  # unreadable or not ours: written anew below
+    atomic.write_bytes(target, (address + "\n").encode("ascii"))
+
+
 def _port(text: str | None) -> int | None:
     if text is None or not text.strip():
         return None

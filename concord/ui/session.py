@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 import streamlit as st
 from sqlite_utils import Database
 
-from concord import atomic
-from concord.config import Settings, address_file
+from concord.config import Settings
+from concord.config import note_address as note
 from concord.errors import AuthError, ConcordError
 from concord.services import auth, research_session, secret
 from concord.services.auth import User
@@ -106,13 +106,10 @@ def note_address() -> None:
     else:
         path = (st.get_option("server.baseUrlPath") or "").strip("/")
         address = f"http://localhost:{st.get_option('server.port')}" + (f"/{path}" if path else "")
-    target = address_file(configured.db_path)
     try:
-        if target.is_file() and target.read_text(encoding="ascii").strip() == address:
-            return
-        atomic.write_bytes(target, (address + "\n").encode("ascii"))
+        note(configured.db_path, address)
     except (OSError, UnicodeError, ConcordError):
-        logger.warning("could not note the app's address in %s", target)
+        logger.warning("could not note the app's address beside %s", configured.db_path)
 
 
 def db() -> Database:
