@@ -17,7 +17,8 @@ from sqlite_utils import Database
 from concord.cli import main
 from concord.cli import stats as stats_cli
 from concord.rubrics import model as rubric_model
-from concord.services import common, exclusions, report, report_cache
+from concord.services import common, exclusions, report, report_cache, report_request
+from concord.services.report_request import ReportOptions
 from concord.store import report_cache as store
 from concord.store.db import open_db
 from concord.store.migrations import migrations
@@ -130,6 +131,11 @@ def test_a_locked_database_does_not_wait_long_and_keeps_nothing(tmp_path):
     assert store.put(db, "k", "fp", b"x")
 
 
+def _request(db: Database, study: str = "dash",
+             **options: object) -> report_request.ReportRequest:
+    return report_request.resolve(db, study, ReportOptions(**options))  # type: ignore[arg-type]
+
+
 def counting(monkeypatch) -> list[int]:
     """Count the report computations of concord.services.report."""
     calls: list[int] = []
@@ -146,33 +152,34 @@ def counting(monkeypatch) -> list[int]:
 def test_a_report_is_reused_until_the_data_changes(seeded, monkeypatch):
     db, _ = seeded
     calls = counting(monkeypatch)
-    first = report.report_text(db, "dash", n_boot=20, n_perm=20)
-    assert report.report_text(db, "dash", n_boot=20, n_perm=20) == first
+    first = report.report_text(db, _request(db, n_boot=20, n_perm=20))
+    assert report.report_text(db, _request(db, n_boot=20, n_perm=20)) == first
     assert len(calls) == 1
-    report.report_text(db, "dash", n_boot=30, n_perm=20)  # other options: computed
+    report.report_text(db, _request(db, n_boot=30, n_perm=20))  # other options: computed
     assert len(calls) == 2
     exclusions.exclude_rater(db, "dash", json.loads(first)["raters"]["quality"][0]["rater"],
                              "too fast")
-    after = report.report_text(db, "dash", n_boot=20, n_perm=20)
+    after = report.report_text(db, _request(db, n_boot=20, n_perm=20))
     assert len(calls) == 3 and after != first
-    assert after == report.report_text(db, "dash", n_boot=20, n_perm=20, use_cache=False)
+    assert after == report.report_text(db, _request(db, n_boot=20, n_perm=20),
+                                       use_cache=False)
 
 
 def test_a_change_during_the_computation_is_never_hidden(seeded):
     db, _ = seeded
-    options = report_cache.options(n_boot=5)
+    request = _request(db, n_boot=5)
 
     def racing() -> str:
         with db.conn:  # another writer, while the report is being computed
             db.execute("UPDATE raters SET name = name")
         return "computed before the change was seen"
 
-    text, cached = report_cache.report_json(db, "dash", options, racing)
+    text, cached = report_cache.report_json(db, request, racing)
     assert text == "computed before the change was seen"
     assert not cached
-    again, cached = report_cache.report_json(db, "dash", options, lambda: "fresh")
+    again, cached = report_cache.report_json(db, request, lambda: "fresh")
     assert (again, cached) == ("fresh", False)
-    assert report_cache.report_json(db, "dash", options, lambda: "unused") == ("fresh", True)
+    assert report_cache.report_json(db, request, lambda: "unused") == ("fresh", True)
 
 
 def test_a_changed_source_or_rubric_file_is_a_new_key(tmp_path, monkeypatch):
@@ -181,7 +188,7 @@ def test_a_changed_source_or_rubric_file_is_a_new_key(tmp_path, monkeypatch):
     rubric = tmp_path / "rubrics" / "r.yaml"
     rubric.write_text("combine: min\n")
     monkeypatch.setattr(report_cache, "ROOT", tmp_path)
-    options = report_cache.options()
+    options = ReportOptions()
     key = report_cache.cache_key("s", options)
     assert report_cache.cache_key("s", options) == key
     rubric.write_text("combine: mean\n")  # one byte longer
@@ -229,7 +236,7 @@ def test_a_rubric_edited_while_a_process_runs_is_used_and_keyed(tmp_path, monkey
 
 def test_unknown_report_options_are_refused():
     with pytest.raises(TypeError, match="n_boots"):
-        report_cache.options(n_boots=3)
+        ReportOptions(n_boots=3)  # type: ignore[call-arg]
 
 
 def cli(capsys, db_path, *args) -> str:
@@ -264,22 +271,22 @@ def test_stats_sees_a_rating_changed_by_hand(seeded, capsys):
 
 def test_a_damaged_entry_is_computed_again(seeded):
     db, _ = seeded
-    options = report_cache.options(n_boot=5)
-    report_cache.report_json(db, "dash", options, lambda: "first")
+    request = _request(db, n_boot=5)
+    report_cache.report_json(db, request, lambda: "first")
     with db.conn:  # not the zlib stream that was stored
         db.execute("UPDATE report_cache SET body = X'00FF'")
-    assert report_cache.report_json(db, "dash", options, lambda: "again") == ("again", False)
-    assert report_cache.report_json(db, "dash", options, lambda: "unused") == ("again", True)
+    assert report_cache.report_json(db, request, lambda: "again") == ("again", False)
+    assert report_cache.report_json(db, request, lambda: "unused") == ("again", True)
 
 
 @pytest.mark.parametrize("body", ["'not a zlib stream'", "1.5", "9000000000000000000"])
 def test_an_entry_changed_by_hand_into_text_or_a_number_is_computed_again(seeded, body):
     db, _ = seeded
-    options = report_cache.options(n_boot=5)
-    report_cache.report_json(db, "dash", options, lambda: "first")
+    request = _request(db, n_boot=5)
+    report_cache.report_json(db, request, lambda: "first")
     with db.conn:
         db.execute(f"UPDATE report_cache SET body = {body}")
-    assert report_cache.report_json(db, "dash", options, lambda: "again") == ("again", False)
+    assert report_cache.report_json(db, request, lambda: "again") == ("again", False)
 
 
 def test_a_restore_never_repeats_a_fingerprint_seen_before_it(seeded, tmp_path):
@@ -305,27 +312,27 @@ def test_a_restore_never_repeats_a_fingerprint_seen_before_it(seeded, tmp_path):
 
 def test_an_entry_that_would_expand_without_bound_is_computed_again(seeded):
     db, _ = seeded
-    options = report_cache.options(n_boot=5)
-    report_cache.report_json(db, "dash", options, lambda: "first")
+    request = _request(db, n_boot=5)
+    report_cache.report_json(db, request, lambda: "first")
     bomb = zlib.compress(b" " * (report_cache.MAX_RATIO * 100_000), 9)  # ~20 MB of spaces
     assert len(bomb) * report_cache.MAX_RATIO < 20_000_000
     with db.conn:
         db.execute("UPDATE report_cache SET body = ?", [bomb])
-    assert report_cache.report_json(db, "dash", options, lambda: "again") == ("again", False)
+    assert report_cache.report_json(db, request, lambda: "again") == ("again", False)
     truncated = zlib.compress(b"abc" * 1000)[:-4]  # a stream cut short
     with db.conn:
         db.execute("UPDATE report_cache SET body = ?", [truncated])
-    assert report_cache.report_json(db, "dash", options, lambda: "third") == ("third", False)
+    assert report_cache.report_json(db, request, lambda: "third") == ("third", False)
 
 
 def test_the_dashboard_gets_the_report_stats_computed(seeded, monkeypatch):
     db, _ = seeded
-    fresh = json.loads(report.report_json(report.study_report(db, "dash", n_boot=20,
-                                                              n_perm=20)))
+    fresh = json.loads(report.report_json(report.study_report(
+        db, _request(db, n_boot=20, n_perm=20))))
     calls = counting(monkeypatch)
-    first = report.dashboard(db, "dash", n_boot=20)["report"]
+    first = report.dashboard(db, _request(db, n_boot=20, n_perm=20))["report"]
     assert first == fresh
-    assert report.dashboard(db, "dash", n_boot=20)["report"] == first
+    assert report.dashboard(db, _request(db, n_boot=20, n_perm=20))["report"] == first
     assert len(calls) == 1
 
 

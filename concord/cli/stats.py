@@ -21,6 +21,8 @@ from concord.config import Settings
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
+    from concord.services.report_request import ReportRequest
+
 DESCRIPTION = (
     "Leaderboard of human scores with prompt-bootstrap CIs (mean of rater means with the "
     "std across raters, and mean of image means), inter-rater agreement (Krippendorff's "
@@ -122,18 +124,17 @@ def _prior(text: str) -> float:
 
 
 def _stats(args: argparse.Namespace, settings: Settings) -> int:
-    from concord.services import report_cache, studies
+    from concord.services import report_cache, report_request
 
     db = db_for(settings)
-    studies.check_filters(db, args.study, dimension=args.dimension, metric=args.metric)
-    pairs = {key: getattr(args, flag) for key, flag in _PAIR_FLAGS.items()
-             if getattr(args, flag) is not None}
-    options = report_cache.options(
-        model_score=f"mean_{args.model_score.replace('-', '_')}", pairs=pairs or None,
+    options = report_request.ReportOptions(
+        model_score=f"mean_{args.model_score.replace('-', '_')}",
+        pairs=report_request.pair_overrides({key: getattr(args, flag)
+                                             for key, flag in _PAIR_FLAGS.items()}),
         **{k: getattr(args, k) for k in ("dimension", "metric", "by_dimension", "n_boot",
                                          "n_perm", "seed", "n_disagreements")})
-    text, _ = report_cache.report_json(db, args.study, options,
-                                       lambda: _compute(db, args.study, options),
+    request = report_request.resolve(db, args.study, options)  # the study's one lookup
+    text, _ = report_cache.report_json(db, request, lambda: _compute(db, request),
                                        use_cache=not args.no_cache)
     if args.json:
         text += "\n"
@@ -150,20 +151,21 @@ def _stats(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _compute(db: Database, study_name: str, options: dict) -> str:
+def _compute(db: Database, request: ReportRequest) -> str:
     """The report's compact JSON, computed from the study's frames."""
     from concord.services import study_frames
 
     # scipy.stats takes ~1.5 s to import and the ratings query ~1 s with the GIL released
     # (a million ratings): import the statistics in a thread while this one reads.
+    opts = request.options
     with _importing("concord.services.report", "evaluators.registry"):
-        data = study_frames.load_frames(db, study_name, dimension=options["dimension"],
-                                        metric=options["metric"])
+        data = study_frames.load_frames(db, request.study, dimension=opts.dimension,
+                                        metric=opts.metric)
     from concord.services import report
     from evaluators import registry  # the directions, from the classes (no torch)
 
-    doc = report.study_report(db, study_name, data=data,
-                              higher_is_better=registry.higher_is_better, **options)
+    doc = report.study_report(db, request, data=data,
+                              higher_is_better=registry.higher_is_better)
     # One line: the C encoder (indenting falls back to the pure-Python one, ~10× slower on
     # a large study); `| python -m json.tool` or `| jq` indents it.
     return report.report_json(doc, indent=None)
