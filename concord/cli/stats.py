@@ -17,6 +17,10 @@ from typing import TYPE_CHECKING, Any
 from concord import atomic
 from concord.cli.common import db_for, print_table
 from concord.config import Settings
+from concord.services.report_request import ReportOptions
+
+# Every flag's default is the report's (one place: ReportOptions).
+_DEFAULT = ReportOptions()
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -54,17 +58,19 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
     p.add_argument("--metric", help="only this metric (human vs metric, benchmarks)")
     p.add_argument("--by-dimension", action="store_true",
                    help="add model scores and agreement per dimension")
-    p.add_argument("--n-boot", type=_positive, default=1000, metavar="N",
-                   help="bootstrap resamples for every CI (default 1000)")
-    p.add_argument("--n-perm", type=_positive, default=1000, metavar="N",
-                   help="permutations for model-level p-values (default 1000)")
-    p.add_argument("--seed", type=int, default=0, metavar="K", help="resampling seed")
+    p.add_argument("--n-boot", type=_positive, default=_DEFAULT.n_boot, metavar="N",
+                   help=f"bootstrap resamples for every CI (default {_DEFAULT.n_boot})")
+    p.add_argument("--n-perm", type=_positive, default=_DEFAULT.n_perm, metavar="N",
+                   help=f"permutations for model-level p-values (default {_DEFAULT.n_perm})")
+    p.add_argument("--seed", type=int, default=_DEFAULT.seed, metavar="K",
+                   help="resampling seed")
     p.add_argument("--model-score", choices=["image-means", "rater-means"],
-                   default="image-means",
+                   default=_flag(_DEFAULT.model_score),
                    help="human model score of the model-level human-vs-metric correlation: "
                         "mean of image means (default) or mean of rater means (ImagenHub)")
-    p.add_argument("--n-disagreements", type=_positive, default=20, metavar="N",
-                   help="images listed per metric x judge x human source (default 20)")
+    p.add_argument("--n-disagreements", type=_positive, default=_DEFAULT.n_disagreements,
+                   metavar="N", help="images listed per metric x judge x human source "
+                                     f"(default {_DEFAULT.n_disagreements})")
     g = p.add_argument_group("pair scores (default: the study's pairs: settings, else the arena's)")
     g.add_argument("--bt-prior", type=_prior, metavar="P", help="Bradley-Terry prior "
                    "precision on the log-strengths (an L2 penalty; 0: maximum likelihood)")
@@ -82,6 +88,11 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
                         "report is reused only while the database, the options and the "
                         "code are unchanged)")
     p.set_defaults(func=_stats)
+
+
+def _flag(model_score: str) -> str:
+    """``--model-score``'s spelling of a report's ``model_score`` (``mean_image_means``)."""
+    return model_score.removeprefix("mean_").replace("_", "-")
 
 
 def _positive(text: str) -> int:
@@ -127,7 +138,7 @@ def _stats(args: argparse.Namespace, settings: Settings) -> int:
     from concord.services import report_cache, report_request
 
     db = db_for(settings)
-    options = report_request.ReportOptions(
+    options = ReportOptions(
         model_score=f"mean_{args.model_score.replace('-', '_')}",
         pairs=report_request.pair_overrides({key: getattr(args, flag)
                                              for key, flag in _PAIR_FLAGS.items()}),

@@ -6,8 +6,8 @@ once, its dimensions read once, the filters checked, and every option with its d
 (:class:`ReportOptions`). The layers below (the report cache, the frames, the report)
 take the request and never look the study up again.
 
-Imports no pandas: ``stats`` resolves (and answers a typo at once) before the statistics
-load.
+Imports no statistics (scipy): ``stats`` resolves, and answers a typo at once, before
+they load.
 """
 
 from __future__ import annotations
