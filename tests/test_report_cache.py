@@ -374,3 +374,18 @@ def test_a_likert_study_imported_from_csv_recomputes_after_each_import(tmp_path,
     after = run(*stats)
     assert json.loads(after)["meta"]["n_raters"] == json.loads(first)["meta"]["n_raters"] + 1
     assert after == run(*stats, "--no-cache")
+
+
+def test_equal_options_are_one_entry_whatever_the_order_of_the_pair_settings():
+    given = report_request.pair_overrides({"elo_scale": 300.0, "bt_prior": 0.5,
+                                           "elo_base": None})  # None: the flag not given
+    options = ReportOptions(pairs=given)
+    assert options == ReportOptions(pairs=(("elo_scale", 300.0), ("bt_prior", 0.5)))
+    assert hash(options) == hash(ReportOptions(pairs=(("elo_scale", 300.0),
+                                                      ("bt_prior", 0.5))))
+    assert report_cache.cache_key("s", options) == report_cache.cache_key(
+        "s", ReportOptions(pairs=(("elo_scale", 300.0), ("bt_prior", 0.5))))
+    assert options.key()["pairs"] == {"bt_prior": 0.5, "elo_scale": 300.0}
+    assert ReportOptions().key()["pairs"] is None  # as the CLI keyed "no pair flags"
+    assert report_cache.cache_key("s", options) != report_cache.cache_key(
+        "s", ReportOptions())
