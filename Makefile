@@ -1,5 +1,5 @@
 # Concord — two commands: `make run` (the app on data/concord.db with the demo study)
-# and `make check` (lint + the whole test suite). Both create or reuse .venv.
+# and `make check` (lint + type check + the whole test suite). Both create or reuse .venv.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -8,7 +8,7 @@ METRICS := $(VENV)/.metrics-installed
 DEV := $(VENV)/.dev-installed
 PORT ?= 8501
 
-.PHONY: run check test lint format browser venv metrics bench clean-db
+.PHONY: run check test lint typecheck format browser venv metrics bench clean-db
 
 $(RUNTIME): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,10 +39,15 @@ browser:
 lint: $(DEV)
 	$(VENV)/bin/ruff check .
 
+# mypy on concord/store, concord/services and evaluators/ (pyproject.toml [tool.mypy]);
+# about 35 s with an empty .mypy_cache, about 1 s once it holds the unchanged modules.
+typecheck: $(DEV)
+	$(VENV)/bin/mypy
+
 test: $(DEV) browser
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -q
 
-check: lint test
+check: lint typecheck test
 
 format: $(DEV)
 	$(VENV)/bin/ruff check --fix .

@@ -10,12 +10,16 @@ weighs on both alike:
   1,000 resamples and permutations; the time of the call alone (the frames are built
   before the clock starts);
 * ``stats --json --no-cache``: ``bench/bench_dashboard.py``'s seeded 1,000,000-rating
-  database, the whole command (interpreter, read, statistics, JSON).
+  database, the whole command (interpreter, read, statistics, JSON);
+* ``stats --json`` from the report cache: the same database and command, the report read
+  back from the cache (each tree stores its own entry, keyed by its code, in a run before
+  the timed ones): the request's resolution, the fingerprint and the JSON.
 
 Prints, per case, every time of both trees, their medians and the ratio B / A of the
 medians. Run from the repository root:
 
     .venv/bin/python bench/bench_report_ab.py --base /tmp/base [--rounds 3] [--prompts N]
+        [--skip-cli | --skip-report]
 """
 
 from __future__ import annotations
@@ -50,12 +54,13 @@ def report_seconds(tree: Path, prompts: int) -> float:
     return float(done.stdout.strip().splitlines()[-1])
 
 
-def cli_seconds(tree: Path, db_path: Path) -> float:
-    """Wall time of ``stats --json --no-cache`` run with the code of ``tree``."""
+def cli_seconds(tree: Path, db_path: Path, *, cached: bool = False) -> float:
+    """Wall time of ``stats --json`` (``--no-cache`` unless ``cached``) run with the code of
+    ``tree``."""
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "concord", "--db", str(db_path), "stats",
-                    "--study", "bench", "--json", "--no-cache"], cwd=tree,
-                   stdout=subprocess.DEVNULL, check=True)
+                    "--study", "bench", "--json", *(() if cached else ("--no-cache",))],
+                   cwd=tree, stdout=subprocess.DEVNULL, check=True)
     return time.perf_counter() - start
 
 
@@ -65,17 +70,23 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="runs per tree and case")
     ap.add_argument("--prompts", type=int, default=2500)
     ap.add_argument("--skip-cli", action="store_true", help="only the full_report case")
+    ap.add_argument("--skip-report", action="store_true", help="only the stats cases")
     args = ap.parse_args()
     trees = {"A (base)": args.base.resolve(), "B (this tree)": ROOT}
     times: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        cases = {"full_report": lambda t: report_seconds(t, args.prompts)}
+        cases = {} if args.skip_report else {
+            "full_report": lambda t: report_seconds(t, args.prompts)}
         if not args.skip_cli:
             from bench.bench_dashboard import seeded_db
 
             db_path, n, _ = seeded_db(Path(tmp), args.prompts)
             cases[f"stats --json --no-cache ({n:,} ratings)"] = (
                 lambda t: cli_seconds(t, db_path))
+            for tree in trees.values():  # each tree's entry, stored before the timed runs
+                cli_seconds(tree, db_path, cached=True)
+            cases[f"stats --json, report cache ({n:,} ratings)"] = (
+                lambda t: cli_seconds(t, db_path, cached=True))
         for _ in range(args.rounds):
             for case, run in cases.items():
                 for name, tree in trees.items():   # alternate A and B within each round

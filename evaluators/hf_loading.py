@@ -90,7 +90,9 @@ def _from_pretrained(source: str, dtype: torch.dtype, device: torch.device,
         # with accelerate the weights go straight to the device (no CPU copy first)
         kwargs = {**kwargs, "device_map": {"": str(device)}}
     net = AutoModelForImageTextToText.from_pretrained(source, dtype=dtype, **kwargs)
-    return processor, net.to(device)
+    # transformers wraps PreTrainedModel.to in a decorator whose type takes the model as
+    # the first argument, so a bound call looks wrong to mypy.
+    return processor, net.to(device)  # type: ignore[arg-type]
 
 
 def load_pretrained(

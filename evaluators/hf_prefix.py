@@ -193,6 +193,7 @@ def _suffix_chunk(backend: Any, cache: Any, prefix: Any, prep: Prepared, chunk: 
     if prep.answers is None:  # one read per row, in row order
         lp = torch.log_softmax(process_logits(logits, seen, processing), dim=-1).cpu()
         return list(lp)
+    assert seen is not None  # computed above whenever there are answers
     return _answer_reads(logits, seen, [prep.answers[i] for i in chunk], processing)
 
 

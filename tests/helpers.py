@@ -85,3 +85,12 @@ def check_imagenhub_paper_cells(ours: dict, expected_csv: Path) -> None:
     assert len(within) >= 251
     assert set(diffs) - within == IMAGENHUB_KNOWN_ERRORS
     assert all(diffs[k] <= 0.01 for k in IMAGENHUB_KNOWN_ERRORS)
+
+
+def study_report(db, study: str, **options) -> dict:
+    """``concord.services.report.study_report`` of ``study`` under ``options`` (fields of
+    ``ReportOptions``), the request resolved as the CLI resolves it."""
+    from concord.services import report, report_request
+
+    request = report_request.resolve(db, study, report_request.ReportOptions(**options))
+    return report.study_report(db, request)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from concord.errors import ConcordError, NotFoundError
-from concord.services import adjudication, labels, ranking, rating, report, studies
+from concord.services import adjudication, labels, ranking, rating, studies
 from concord.services.common import new_submission
 from tests.foundation_helpers import invited, make_folder_study, snapshot
+from tests.helpers import study_report
 from tests.pair_helpers import seed_pair_study
 
 # Per rater: SC of the images in serving order; image 0 gets 0 / 1 / 1 (split).
@@ -55,7 +56,7 @@ def test_rank_queue_measures_one_minus_kendall_w(rated):
 
 def test_adjudicating_keeps_raw_labels_and_statistics(rated):
     before = snapshot(rated)
-    stats_before = report.study_report(rated, "adj", n_boot=10, n_perm=10)["agreement"]
+    stats_before = study_report(rated, "adj", n_boot=10, n_perm=10)["agreement"]
     top = adjudication.queue(rated, "adj", "score")[0]
     stored = adjudication.set_value(rated, "adj", "score", top["item_id"], "SC", "1",
                                     note="two of three", actor="lead")
@@ -63,7 +64,7 @@ def test_adjudicating_keeps_raw_labels_and_statistics(rated):
     after = snapshot(rated)
     changed = {t for t in before if before[t] != after[t]}
     assert changed == {"audit_log"}  # ratings, rankings, pairs untouched
-    assert report.study_report(rated, "adj", n_boot=10, n_perm=10)["agreement"] \
+    assert study_report(rated, "adj", n_boot=10, n_perm=10)["agreement"] \
         == stats_before
     log = rated.execute("SELECT actor, action, detail FROM audit_log ORDER BY id DESC"
                         " LIMIT 1").fetchone()

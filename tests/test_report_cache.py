@@ -17,10 +17,12 @@ from sqlite_utils import Database
 from concord.cli import main
 from concord.cli import stats as stats_cli
 from concord.rubrics import model as rubric_model
-from concord.services import common, exclusions, report, report_cache
+from concord.services import common, exclusions, report, report_cache, report_request
+from concord.services.report_request import ReportOptions
 from concord.store import report_cache as store
 from concord.store.db import open_db
 from concord.store.migrations import migrations
+from concord.store.migrations.script import run_script
 from tests.helpers import ROOT
 
 OWN = {"report_cache", "data_changes", "signin_failures", "research_sessions",
@@ -39,6 +41,7 @@ def test_every_table_has_an_update_and_a_delete_trigger(db):
         sqls = [sql for t, sql in triggers if t == table]
         assert any("AFTER UPDATE" in s for s in sqls), table
         assert any("AFTER DELETE" in s for s in sqls), table
+    assert store.untriggered(db) == []
     assert store.fingerprint(db) is not None
 
 
@@ -62,8 +65,10 @@ def test_any_row_change_gives_a_new_fingerprint(db):
     with db.conn:
         db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
     assert store.fingerprint(db) is None  # a table without triggers: no cache at all
-    assert store.install_change_triggers(db) == ["data_changes_update_t",
-                                                 "data_changes_delete_t"]
+    assert store.untriggered(db) == ["t"]
+    with db.conn:
+        run_script(db, store.trigger_sql("t"))
+    assert store.untriggered(db) == []
     seen = [store.fingerprint(db)]
     steps = [
         "INSERT INTO t (id, v) VALUES (5, 'a')",
@@ -84,7 +89,9 @@ def test_a_dropped_trigger_or_counter_turns_the_cache_off(db):
     with db.conn:
         db.execute('DROP TRIGGER "data_changes_delete_ratings"')
     assert store.fingerprint(db) is None
-    assert store.install_change_triggers(db) == ["data_changes_delete_ratings"]
+    assert store.untriggered(db) == ["ratings"]
+    with db.conn:
+        db.execute(store.trigger_sql("ratings").split(";\n")[1])
     assert store.fingerprint(db) is not None
     with db.conn:
         db.execute("DELETE FROM data_changes")
@@ -125,6 +132,11 @@ def test_a_locked_database_does_not_wait_long_and_keeps_nothing(tmp_path):
     assert store.put(db, "k", "fp", b"x")
 
 
+def _request(db: Database, study: str = "dash",
+             **options: object) -> report_request.ReportRequest:
+    return report_request.resolve(db, study, ReportOptions(**options))  # type: ignore[arg-type]
+
+
 def counting(monkeypatch) -> list[int]:
     """Count the report computations of concord.services.report."""
     calls: list[int] = []
@@ -141,33 +153,34 @@ def counting(monkeypatch) -> list[int]:
 def test_a_report_is_reused_until_the_data_changes(seeded, monkeypatch):
     db, _ = seeded
     calls = counting(monkeypatch)
-    first = report.report_text(db, "dash", n_boot=20, n_perm=20)
-    assert report.report_text(db, "dash", n_boot=20, n_perm=20) == first
+    first = report.report_text(db, _request(db, n_boot=20, n_perm=20))
+    assert report.report_text(db, _request(db, n_boot=20, n_perm=20)) == first
     assert len(calls) == 1
-    report.report_text(db, "dash", n_boot=30, n_perm=20)  # other options: computed
+    report.report_text(db, _request(db, n_boot=30, n_perm=20))  # other options: computed
     assert len(calls) == 2
     exclusions.exclude_rater(db, "dash", json.loads(first)["raters"]["quality"][0]["rater"],
                              "too fast")
-    after = report.report_text(db, "dash", n_boot=20, n_perm=20)
+    after = report.report_text(db, _request(db, n_boot=20, n_perm=20))
     assert len(calls) == 3 and after != first
-    assert after == report.report_text(db, "dash", n_boot=20, n_perm=20, use_cache=False)
+    assert after == report.report_text(db, _request(db, n_boot=20, n_perm=20),
+                                       use_cache=False)
 
 
 def test_a_change_during_the_computation_is_never_hidden(seeded):
     db, _ = seeded
-    options = report_cache.options(n_boot=5)
+    request = _request(db, n_boot=5)
 
     def racing() -> str:
         with db.conn:  # another writer, while the report is being computed
             db.execute("UPDATE raters SET name = name")
         return "computed before the change was seen"
 
-    text, cached = report_cache.report_json(db, "dash", options, racing)
+    text, cached = report_cache.report_json(db, request, racing)
     assert text == "computed before the change was seen"
     assert not cached
-    again, cached = report_cache.report_json(db, "dash", options, lambda: "fresh")
+    again, cached = report_cache.report_json(db, request, lambda: "fresh")
     assert (again, cached) == ("fresh", False)
-    assert report_cache.report_json(db, "dash", options, lambda: "unused") == ("fresh", True)
+    assert report_cache.report_json(db, request, lambda: "unused") == ("fresh", True)
 
 
 def test_a_changed_source_or_rubric_file_is_a_new_key(tmp_path, monkeypatch):
@@ -176,7 +189,7 @@ def test_a_changed_source_or_rubric_file_is_a_new_key(tmp_path, monkeypatch):
     rubric = tmp_path / "rubrics" / "r.yaml"
     rubric.write_text("combine: min\n")
     monkeypatch.setattr(report_cache, "ROOT", tmp_path)
-    options = report_cache.options()
+    options = ReportOptions()
     key = report_cache.cache_key("s", options)
     assert report_cache.cache_key("s", options) == key
     rubric.write_text("combine: mean\n")  # one byte longer
@@ -224,7 +237,7 @@ def test_a_rubric_edited_while_a_process_runs_is_used_and_keyed(tmp_path, monkey
 
 def test_unknown_report_options_are_refused():
     with pytest.raises(TypeError, match="n_boots"):
-        report_cache.options(n_boots=3)
+        ReportOptions(n_boots=3)  # type: ignore[call-arg]
 
 
 def cli(capsys, db_path, *args) -> str:
@@ -259,22 +272,22 @@ def test_stats_sees_a_rating_changed_by_hand(seeded, capsys):
 
 def test_a_damaged_entry_is_computed_again(seeded):
     db, _ = seeded
-    options = report_cache.options(n_boot=5)
-    report_cache.report_json(db, "dash", options, lambda: "first")
+    request = _request(db, n_boot=5)
+    report_cache.report_json(db, request, lambda: "first")
     with db.conn:  # not the zlib stream that was stored
         db.execute("UPDATE report_cache SET body = X'00FF'")
-    assert report_cache.report_json(db, "dash", options, lambda: "again") == ("again", False)
-    assert report_cache.report_json(db, "dash", options, lambda: "unused") == ("again", True)
+    assert report_cache.report_json(db, request, lambda: "again") == ("again", False)
+    assert report_cache.report_json(db, request, lambda: "unused") == ("again", True)
 
 
 @pytest.mark.parametrize("body", ["'not a zlib stream'", "1.5", "9000000000000000000"])
 def test_an_entry_changed_by_hand_into_text_or_a_number_is_computed_again(seeded, body):
     db, _ = seeded
-    options = report_cache.options(n_boot=5)
-    report_cache.report_json(db, "dash", options, lambda: "first")
+    request = _request(db, n_boot=5)
+    report_cache.report_json(db, request, lambda: "first")
     with db.conn:
         db.execute(f"UPDATE report_cache SET body = {body}")
-    assert report_cache.report_json(db, "dash", options, lambda: "again") == ("again", False)
+    assert report_cache.report_json(db, request, lambda: "again") == ("again", False)
 
 
 def test_a_restore_never_repeats_a_fingerprint_seen_before_it(seeded, tmp_path):
@@ -300,27 +313,27 @@ def test_a_restore_never_repeats_a_fingerprint_seen_before_it(seeded, tmp_path):
 
 def test_an_entry_that_would_expand_without_bound_is_computed_again(seeded):
     db, _ = seeded
-    options = report_cache.options(n_boot=5)
-    report_cache.report_json(db, "dash", options, lambda: "first")
+    request = _request(db, n_boot=5)
+    report_cache.report_json(db, request, lambda: "first")
     bomb = zlib.compress(b" " * (report_cache.MAX_RATIO * 100_000), 9)  # ~20 MB of spaces
     assert len(bomb) * report_cache.MAX_RATIO < 20_000_000
     with db.conn:
         db.execute("UPDATE report_cache SET body = ?", [bomb])
-    assert report_cache.report_json(db, "dash", options, lambda: "again") == ("again", False)
+    assert report_cache.report_json(db, request, lambda: "again") == ("again", False)
     truncated = zlib.compress(b"abc" * 1000)[:-4]  # a stream cut short
     with db.conn:
         db.execute("UPDATE report_cache SET body = ?", [truncated])
-    assert report_cache.report_json(db, "dash", options, lambda: "third") == ("third", False)
+    assert report_cache.report_json(db, request, lambda: "third") == ("third", False)
 
 
 def test_the_dashboard_gets_the_report_stats_computed(seeded, monkeypatch):
     db, _ = seeded
-    fresh = json.loads(report.report_json(report.study_report(db, "dash", n_boot=20,
-                                                              n_perm=20)))
+    fresh = json.loads(report.report_json(report.study_report(
+        db, _request(db, n_boot=20, n_perm=20))))
     calls = counting(monkeypatch)
-    first = report.dashboard(db, "dash", n_boot=20)["report"]
+    first = report.dashboard(db, _request(db, n_boot=20, n_perm=20))["report"]
     assert first == fresh
-    assert report.dashboard(db, "dash", n_boot=20)["report"] == first
+    assert report.dashboard(db, _request(db, n_boot=20, n_perm=20))["report"] == first
     assert len(calls) == 1
 
 
@@ -362,3 +375,18 @@ def test_a_likert_study_imported_from_csv_recomputes_after_each_import(tmp_path,
     after = run(*stats)
     assert json.loads(after)["meta"]["n_raters"] == json.loads(first)["meta"]["n_raters"] + 1
     assert after == run(*stats, "--no-cache")
+
+
+def test_equal_options_are_one_entry_whatever_the_order_of_the_pair_settings():
+    given = report_request.pair_overrides({"elo_scale": 300.0, "bt_prior": 0.5,
+                                           "elo_base": None})  # None: the flag not given
+    options = ReportOptions(pairs=given)
+    assert options == ReportOptions(pairs=(("elo_scale", 300.0), ("bt_prior", 0.5)))
+    assert hash(options) == hash(ReportOptions(pairs=(("elo_scale", 300.0),
+                                                      ("bt_prior", 0.5))))
+    assert report_cache.cache_key("s", options) == report_cache.cache_key(
+        "s", ReportOptions(pairs=(("elo_scale", 300.0), ("bt_prior", 0.5))))
+    assert options.key()["pairs"] == {"bt_prior": 0.5, "elo_scale": 300.0}
+    assert ReportOptions().key()["pairs"] is None  # as the CLI keyed "no pair flags"
+    assert report_cache.cache_key("s", options) != report_cache.cache_key(
+        "s", ReportOptions())

@@ -9,9 +9,10 @@ import pytest
 
 from concord.cli import main
 from concord.rubrics import DEFAULT_RUBRICS_DIR
-from concord.services import labels, report, rubric_choice
+from concord.services import labels, rubric_choice
 from concord.store import studies as study_store
 from concord.store.db import open_db
+from tests.helpers import study_report
 
 RATINGS = "prompt_id,model,rater,criterion,value\np1,a,r1,vividness,4\np1,b,r1,vividness,2\n" \
           "p1,a,r2,vividness,5\np1,b,r2,vividness,1\n"
@@ -48,7 +49,7 @@ def test_a_rubric_file_is_used_and_kept_with_the_study(files, capsys):
     rubric.write_text("garbage: [")
     assert rubric_choice.rubric_for(study).criteria[0].key == "vividness"
     os.remove(rubric)
-    assert report.study_report(db, "v", n_boot=10, n_perm=10)["human"]
+    assert study_report(db, "v", n_boot=10, n_perm=10)["human"]
     more = folder / "more.csv"
     more.write_text("prompt_id,model,rater,criterion,value\np2,a,r1,vividness,3\n")
     assert labels.import_ratings(db, "v", "csv", more).added == 1

@@ -143,12 +143,13 @@ def test_errors_are_one_line(seeded, capsys):
 
 def test_drilldown_rater_quality_and_fast_frames(seeded):
     db, _ = seeded
-    worst = report.disagreements(db, "dash", "vqascore", n=5)
+    dash = study_store.get_study(db, "dash")
+    worst = report.disagreements(db, dash, "vqascore", n=5)
     assert len(worst) == 5 and worst[0]["gap"] >= worst[-1]["gap"]
     assert Path(worst[0]["path"]).is_file() and worst[0]["human_source"] == "ratings:O"
-    by_pr = report.disagreements(db, "dash", "vqascore", n=5, source="ratings:PR")
+    by_pr = report.disagreements(db, dash, "vqascore", n=5, source="ratings:PR")
     assert {r["human_source"] for r in by_pr} == {"ratings:PR"}
-    quality = report.rater_quality(db, "dash")
+    quality = report.rater_quality(db, dash)
     assert {(r["rater"], r["criterion"]) for r in quality} == {
         (r, c) for r in RATERS for c in ("SC", "PR", "O")}
     rated = [r for r in quality if r["criterion"] != "O"]

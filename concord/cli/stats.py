@@ -17,9 +17,15 @@ from typing import TYPE_CHECKING, Any
 from concord import atomic
 from concord.cli.common import db_for, print_table
 from concord.config import Settings
+from concord.services.report_request import ReportOptions
+
+# Every flag's default is the report's (one place: ReportOptions).
+_DEFAULT = ReportOptions()
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
+
+    from concord.services.report_request import ReportRequest
 
 DESCRIPTION = (
     "Leaderboard of human scores with prompt-bootstrap CIs (mean of rater means with the "
@@ -52,17 +58,19 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
     p.add_argument("--metric", help="only this metric (human vs metric, benchmarks)")
     p.add_argument("--by-dimension", action="store_true",
                    help="add model scores and agreement per dimension")
-    p.add_argument("--n-boot", type=_positive, default=1000, metavar="N",
-                   help="bootstrap resamples for every CI (default 1000)")
-    p.add_argument("--n-perm", type=_positive, default=1000, metavar="N",
-                   help="permutations for model-level p-values (default 1000)")
-    p.add_argument("--seed", type=int, default=0, metavar="K", help="resampling seed")
+    p.add_argument("--n-boot", type=_positive, default=_DEFAULT.n_boot, metavar="N",
+                   help=f"bootstrap resamples for every CI (default {_DEFAULT.n_boot})")
+    p.add_argument("--n-perm", type=_positive, default=_DEFAULT.n_perm, metavar="N",
+                   help=f"permutations for model-level p-values (default {_DEFAULT.n_perm})")
+    p.add_argument("--seed", type=int, default=_DEFAULT.seed, metavar="K",
+                   help="resampling seed")
     p.add_argument("--model-score", choices=["image-means", "rater-means"],
-                   default="image-means",
+                   default=_flag(_DEFAULT.model_score),
                    help="human model score of the model-level human-vs-metric correlation: "
                         "mean of image means (default) or mean of rater means (ImagenHub)")
-    p.add_argument("--n-disagreements", type=_positive, default=20, metavar="N",
-                   help="images listed per metric x judge x human source (default 20)")
+    p.add_argument("--n-disagreements", type=_positive, default=_DEFAULT.n_disagreements,
+                   metavar="N", help="images listed per metric x judge x human source "
+                                     f"(default {_DEFAULT.n_disagreements})")
     g = p.add_argument_group("pair scores (default: the study's pairs: settings, else the arena's)")
     g.add_argument("--bt-prior", type=_prior, metavar="P", help="Bradley-Terry prior "
                    "precision on the log-strengths (an L2 penalty; 0: maximum likelihood)")
@@ -80,6 +88,11 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
                         "report is reused only while the database, the options and the "
                         "code are unchanged)")
     p.set_defaults(func=_stats)
+
+
+def _flag(model_score: str) -> str:
+    """``--model-score``'s spelling of a report's ``model_score`` (``mean_image_means``)."""
+    return model_score.removeprefix("mean_").replace("_", "-")
 
 
 def _positive(text: str) -> int:
@@ -122,18 +135,17 @@ def _prior(text: str) -> float:
 
 
 def _stats(args: argparse.Namespace, settings: Settings) -> int:
-    from concord.services import report_cache, studies
+    from concord.services import report_cache, report_request
 
     db = db_for(settings)
-    studies.check_filters(db, args.study, dimension=args.dimension, metric=args.metric)
-    pairs = {key: getattr(args, flag) for key, flag in _PAIR_FLAGS.items()
-             if getattr(args, flag) is not None}
-    options = report_cache.options(
-        model_score=f"mean_{args.model_score.replace('-', '_')}", pairs=pairs or None,
+    options = ReportOptions(
+        model_score=f"mean_{args.model_score.replace('-', '_')}",
+        pairs=report_request.pair_overrides({key: getattr(args, flag)
+                                             for key, flag in _PAIR_FLAGS.items()}),
         **{k: getattr(args, k) for k in ("dimension", "metric", "by_dimension", "n_boot",
                                          "n_perm", "seed", "n_disagreements")})
-    text, _ = report_cache.report_json(db, args.study, options,
-                                       lambda: _compute(db, args.study, options),
+    request = report_request.resolve(db, args.study, options)  # the study's one lookup
+    text, _ = report_cache.report_json(db, request, lambda: _compute(db, request),
                                        use_cache=not args.no_cache)
     if args.json:
         text += "\n"
@@ -150,20 +162,21 @@ def _stats(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _compute(db: Database, study_name: str, options: dict) -> str:
+def _compute(db: Database, request: ReportRequest) -> str:
     """The report's compact JSON, computed from the study's frames."""
     from concord.services import study_frames
 
     # scipy.stats takes ~1.5 s to import and the ratings query ~1 s with the GIL released
     # (a million ratings): import the statistics in a thread while this one reads.
+    opts = request.options
     with _importing("concord.services.report", "evaluators.registry"):
-        data = study_frames.load_frames(db, study_name, dimension=options["dimension"],
-                                        metric=options["metric"])
+        data = study_frames.load_frames(db, request.study, dimension=opts.dimension,
+                                        metric=opts.metric)
     from concord.services import report
     from evaluators import registry  # the directions, from the classes (no torch)
 
-    doc = report.study_report(db, study_name, data=data,
-                              higher_is_better=registry.higher_is_better, **options)
+    doc = report.study_report(db, request, data=data,
+                              higher_is_better=registry.higher_is_better)
     # One line: the C encoder (indenting falls back to the pure-Python one, ~10× slower on
     # a large study); `| python -m json.tool` or `| jq` indents it.
     return report.report_json(doc, indent=None)

@@ -75,7 +75,10 @@ def _item(db: Database, study: study_store.Study, view: str, row: dict, frame: p
         part = frame[(frame["prompt_id"] == row["prompt_id"]) & (frame["criterion"] == crit)]
         answers = [{"rater": r, "answer": " > ".join(_order(g))}
                    for r, g in part.groupby("rater", sort=True)]
-        item_id = int(store.find_prompt(db, study.id, row["prompt_id"]))
+        prompt = store.find_prompt(db, study.id, row["prompt_id"])
+        if prompt is None:  # the rankings name only the study's prompts
+            raise NotFoundError(f"study {study.name!r} has no prompt {row['prompt_id']!r}")
+        item_id = prompt
         paths = [_path(db, study, i) for i in dict.fromkeys(part["image_id"])]
     else:
         part = frame[(frame["pair_id"] == row["pair_id"]) & (frame["criterion"] == crit)]

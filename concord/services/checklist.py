@@ -58,7 +58,8 @@ def answers(rubric: Rubric, values: Mapping[str, float | None], ticks: Mapping[s
     found: list[Answer] = []
     for checklist in rubric.checklists:
         key = checklist.criterion
-        final = derived[key] if out.get(key) is None else float(out[key])
+        given = out.get(key)
+        final = derived[key] if given is None else float(given)
         reason = (reasons.get(key) or "").strip() or None
         if final != derived[key] and reason is None:
             raise RatingError(f"{key}: the checklist gives {derived[key]:g}; to choose "

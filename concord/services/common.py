@@ -8,6 +8,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from sqlite_utils import Database
 
@@ -18,6 +19,8 @@ from concord.store import drafts, work
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
 from concord.store.db import now, transaction
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +217,13 @@ def require(condition: bool, message: str) -> None:
     """Raise NotFoundError unless ``condition`` (an item that is not the rater's)."""
     if not condition:
         raise NotFoundError(message)
+
+
+def found(value: T | None, message: str) -> T:
+    """``value``; NotFoundError when it is None (an item that is not the rater's)."""
+    if value is None:
+        raise NotFoundError(message)
+    return value
 
 
 def skip_item(db: Database, study_name: str, rater_id: int, unit: str, item_id: int,

@@ -19,7 +19,14 @@ from sqlite_utils import Database
 from concord import hf_export
 from concord.display import Display
 from concord.errors import ConcordError
-from concord.services import adjudication, labels, questionnaire, report, rubric_choice
+from concord.services import (
+    adjudication,
+    labels,
+    questionnaire,
+    report,
+    report_request,
+    rubric_choice,
+)
 from concord.services.media import served_image
 from concord.store import frames
 from concord.store import studies as study_store
@@ -56,7 +63,8 @@ def export_hf(db: Database, study_name: str, directory: Path, *, with_images: bo
     sets = hf_export.build(parts, {"models": models, "criteria": criteria})
     if not sets:
         raise ConcordError(f"study {study.name!r} has no labels to export yet")
-    doc = report.study_report(db, study_name, n_boot=n_boot, n_perm=n_boot)
+    doc = report.study_report(db, report_request.for_study(
+        db, study, report_request.ReportOptions(n_boot=n_boot, n_perm=n_boot)))
     card = hf_export.card_header(sets, pretty_name=f"{study.name} (Concord human labels)") \
         + _card_body(study, sets, parts, doc)
     return hf_export.write(Path(directory), sets, card)

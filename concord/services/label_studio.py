@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 from xml.sax.saxutils import quoteattr
 
 import pandas as pd
@@ -44,7 +45,7 @@ def tasks(db: Database, study_name: str, *, image_root: str = "",
     by_image = dict(list(ratings.groupby("image_id", sort=False)))
     raters = {name: i + 1 for i, name in enumerate(sorted(set(ratings["rater"])))}
     rubrics = rubric_choice.study_rubrics(study)
-    out = []
+    out: list[dict[str, Any]] = []
     for n, img in enumerate(info.itertuples()):
         dimension = img.dimension if isinstance(img.dimension, str) else None
         rubric = rubrics.for_dimension(dimension)

@@ -152,9 +152,8 @@ def answer_practice(db: Database, study_name: str, rater_id: int, image_id: int,
     ids = practice_block(db, study, rater_id)
     with transaction(db):
         rows = {r.image_id: r for r in store.practice_rows(db, study.id, rater_id)}
-        row = rows.get(image_id)
-        common.require(row is not None and image_id in ids,
-                       f"image {image_id} is not one of your practice items")
+        row = common.found(rows.get(image_id) if image_id in ids else None,
+                           f"image {image_id} is not one of your practice items")
         expected = store.gold_of(db, image_id)
         if row.answer is None:
             wrong = checks.wrong_criteria(expected, clean)

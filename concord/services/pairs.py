@@ -55,8 +55,8 @@ def pair_rubric(db: Database, study_name: str, rater_id: int) -> Rubric:
     """The criteria shown above the pair: the study's rubric for protocol ``pair``, else the
     ranking criteria (prompt following, visual quality)."""
     study = common.member_study(db, study_name, rater_id)
-    own = study.protocol in ("pair", "rank") and study.rubric
-    return common.study_rubric(study, study.rubric if own else "tiif-ranking")
+    own = study.rubric if study.protocol in ("pair", "rank") else None
+    return common.study_rubric(study, own or "tiif-ranking")
 
 
 def _side(db: Database, base: Path, image_id: int) -> common.BlindImage:
@@ -122,8 +122,8 @@ def submit(db: Database, study_name: str, rater_id: int, item: PairItem, outcome
     note = comments.checked(study, comment)
     with transaction(db):
         gate.check_open(db, study, rater_id)
-        assignment = work.get_assignment(db, study.id, rater_id, UNIT, item.pair_id)
-        common.require(assignment is not None, f"pair {item.pair_id} was never given to you")
+        assignment = common.found(work.get_assignment(db, study.id, rater_id, UNIT, item.pair_id),
+                                  f"pair {item.pair_id} was never given to you")
         _check(db, study, item, outcome)
         if pair_store.submission_exists(db, item.submission):
             return SubmitResult(False, None)

@@ -10,9 +10,8 @@ import pandas as pd
 from sqlite_utils import Database
 
 from concord.errors import NotFoundError
-from concord.services import study_frames
+from concord.services import report_request, study_frames
 from concord.services.report_settings import DERIVED_NAME, derived_criteria
-from concord.services.studies import filter_options
 from concord.stats.benchmarks.stored import image_scores
 from concord.stats.derived import with_derived
 from concord.stats.human_metric import item_means, join_items, join_keys
@@ -34,11 +33,11 @@ def pilot_components(db: Database, study_name: str, *, criterion: str | None = N
         NotFoundError: No such study, criterion or metric.
         ValueError: Too little data (see :func:`components_from_pilot`).
     """
-    data = study_frames.load_frames(db, study_name)
-    dims = filter_options(db, study_name)["dimensions"]
+    request = report_request.resolve(db, study_name)  # the study's one lookup
+    data = study_frames.load_frames(db, request.study)
     rated = data.ratings
     if not rated.empty:
-        rated = with_derived(rated, derived_criteria(data.study, dims))
+        rated = with_derived(rated, derived_criteria(request.study, list(request.dimensions)))
     found = sorted({str(c) for c in rated["criterion"].unique()}) if not rated.empty else []
     if not found:
         raise NotFoundError(f"study {study_name!r} has no ratings to plan from")

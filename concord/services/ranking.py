@@ -138,9 +138,9 @@ def submit(db: Database, study_name: str, rater_id: int, rank_set: RankSet,
     note = comments.checked(study, comment)
     with transaction(db):
         gate.check_open(db, study, rater_id)
-        assignment = work.get_assignment(db, study.id, rater_id, UNIT, rank_set.prompt_id)
-        common.require(assignment is not None,
-                       f"prompt {rank_set.prompt_id} was never given to you")
+        assignment = common.found(
+            work.get_assignment(db, study.id, rater_id, UNIT, rank_set.prompt_id),
+            f"prompt {rank_set.prompt_id} was never given to you")
         already = rating_store.current_ranking(db, rank_set.prompt_id, rater_id, CRITERION)
         if already is not None and not edit:
             return None

@@ -112,9 +112,10 @@ def reopen(db: Database, study_name: str, rater_id: int, image_id: int) -> None:
     common.reopen_item(db, study_name, rater_id, UNIT, image_id)
 
 
-def check_values(rubric: Rubric, values: Mapping[str, float]) -> dict[str, float]:
+def check_values(rubric: Rubric, values: Mapping[str, float | None]) -> dict[str, float]:
     expected = [c.key for c in rubric.criteria]
-    missing = [k for k in expected if values.get(k) is None]
+    given = {k: v for k in expected if (v := values.get(k)) is not None}
+    missing = [k for k in expected if k not in given]
     if missing:
         raise RatingError(f"choose a score for {', '.join(missing)}")
     extra = sorted(set(values) - set(expected))
@@ -122,7 +123,7 @@ def check_values(rubric: Rubric, values: Mapping[str, float]) -> dict[str, float
         raise RatingError(f"unknown criteria {extra} (rubric {rubric.id} has {expected})")
     out: dict[str, float] = {}
     for key in expected:
-        value = float(values[key])
+        value = float(given[key])
         criterion = rubric.criterion(key)
         if not criterion.accepts(value):
             raise RatingError(f"{key} = {value:g} is not on the scale {criterion.scale_text()}")
@@ -156,8 +157,8 @@ def submit(db: Database, study_name: str, rater_id: int, image_id: int,
     note = comments.checked(study, comment)
     with transaction(db):
         gate.check_open(db, study, rater_id)
-        assignment = work.get_assignment(db, study.id, rater_id, UNIT, image_id)
-        common.require(assignment is not None, f"image {image_id} was never given to you")
+        assignment = common.found(work.get_assignment(db, study.id, rater_id, UNIT, image_id),
+                                  f"image {image_id} was never given to you")
         if rating_store.submission_exists(db, submission):
             return SubmitResult(False, None)
         if not edit and rating_store.current_values(db, image_id, rater_id):

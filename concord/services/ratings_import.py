@@ -141,7 +141,8 @@ def _inputs(fmt: str, path: Path) -> list[Path]:
 
 
 def _chunks(fmt: str, path: Path, log: ProblemLog,
-            skipped: Counter[str]) -> Iterator[list[tuple]]:
+            skipped: Counter[str]) -> Iterator[Sequence[list]]:
+    """Chunks of rows as the columns of concord.importers.ratings_csv.Columns."""
     if fmt == "imagenhub":
         return imagenhub_tsv.read_rating_chunks(path, log)
     if fmt == "label-studio":  # tasks become ratings-CSV rows (row = the task's index)

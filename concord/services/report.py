@@ -10,20 +10,20 @@ benchmark summaries of the stored metric scores. The JSON document is described 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 from sqlite_utils import Database
 
-from concord.services import metric_runs, report_cache, report_sections
+from concord.services import metric_runs, report_cache, report_request, report_sections
+from concord.services.report_request import ReportOptions, ReportRequest
 from concord.services.report_settings import (
     DERIVED_NAME,
     derived_criteria,
     pair_options,
     quality_thresholds,
 )
-from concord.services.studies import filter_options
 from concord.services.study_frames import StudyFrames, load_frames
 from concord.stats import full_report
 from concord.stats.benchmarks.stored import SECTIONS, benchmark_tables, image_scores
@@ -47,18 +47,11 @@ def data_version(db: Database) -> tuple[str, ...]:
     return (fp,) if fp is not None else frames.data_version(db)
 
 
-def report_text(db: Database, study_name: str, *, use_cache: bool = True,
-                **options: object) -> str:
+def report_text(db: Database, request: ReportRequest, *, use_cache: bool = True) -> str:
     """:func:`study_report` as compact JSON, reused from the report cache while the data,
-    the options and the code are unchanged (``concord.services.report_cache``).
-
-    ``options`` are :func:`study_report`'s keyword arguments (all of them are part of the
-    cache key, defaults filled in so the CLI and the dashboard share entries).
-    """
-    full = report_cache.options(**options)
+    the options and the code are unchanged (``concord.services.report_cache``)."""
     text, _ = report_cache.report_json(
-        db, study_name, full, lambda: report_json(study_report(db, study_name, **full),
-                                                  indent=None),
+        db, request, lambda: report_json(study_report(db, request), indent=None),
         use_cache=use_cache)
     return text
 
@@ -68,77 +61,53 @@ def study_names(db: Database) -> list[str]:
     return study_store.list_study_names(db)
 
 
-def study_report(db: Database, study_name: str, *, n_boot: int = 1000, n_perm: int = 1000,
-                 seed: int = 0, dimension: str | None = None, metric: str | None = None,
-                 by_dimension: bool = False, model_score: str = "mean_image_means",
-                 n_disagreements: int = 20,
+def study_report(db: Database, request: ReportRequest, *,
                  higher_is_better: Callable[[str], bool] | None = None,
-                 data: StudyFrames | None = None,
-                 pairs: Mapping[str, object] | None = None) -> dict:
+                 data: StudyFrames | None = None) -> dict:
     """The statistics document of one study (``docs/stats-json.md``).
 
     Args:
         db: The database.
-        study_name: The study.
-        n_boot: Prompt-bootstrap resamples of every CI.
-        n_perm: Permutations of the model-level p-values.
-        seed: Seed of all resampling.
-        dimension: Only prompts of this dimension (ratings, rankings and scores).
-        metric: Only this metric (human vs metric and benchmarks).
-        by_dimension: Add per-dimension model scores and agreement (``by_dimension``).
-        model_score: Human model score of the model-level correlation
-            (``mean_image_means`` or ``mean_rater_means``).
-        n_disagreements: Images listed per metric × judge × human source.
+        request: The study, its dimensions and the options
+            (:func:`concord.services.report_request.resolve`).
         higher_is_better: A metric's direction (from its evaluator class); default: asked
             of the metric catalog in a child process, since the app never imports the
             evaluators (the CLI passes ``evaluators.registry.higher_is_better``).
         data: The study's frames, when already read by :func:`load_frames` with the
-            same ``dimension`` and ``metric``.
-        pairs: Pair-score settings over the study's (``bt_prior``, ``elo_scale``,
-            ``elo_base``, ``elo_initial``, ``bootstrap``; see :func:`pair_options`).
+            request's ``dimension`` and ``metric``.
 
     Returns:
         :func:`concord.stats.full_report`'s sections plus ``benchmarks`` and
         ``raters.excluded``; ``meta`` also names the study, rubric and filters.
-
-    Raises:
-        NotFoundError: No such study, or a dimension or metric it does not have.
     """
+    opts = request.options
     if data is None:
-        data = load_frames(db, study_name, dimension=dimension, metric=metric)
-    dims = filter_options(db, study_name)["dimensions"]
-    return report_of(data, study_name, n_boot=n_boot, n_perm=n_perm, seed=seed,
-                     dimension=dimension, metric=metric, by_dimension=by_dimension,
-                     model_score=model_score, n_disagreements=n_disagreements,
-                     info=_image_info(db, study_name), dimensions=dims,
-                     higher_is_better=higher_is_better, pairs=pairs)
+        data = load_frames(db, request.study, dimension=opts.dimension, metric=opts.metric)
+    return report_of(data, request, info=frames.images_frame(db, request.study.id),
+                     higher_is_better=higher_is_better)
 
 
-def report_of(data: StudyFrames, study_name: str, *, n_boot: int = 1000, n_perm: int = 1000,
-              seed: int = 0, dimension: str | None = None, metric: str | None = None,
-              by_dimension: bool = False, model_score: str = "mean_image_means",
-              n_disagreements: int = 20, info: pd.DataFrame | None = None,
-              dimensions: list[str] | None = None,
-              higher_is_better: Callable[[str], bool] | None = None,
-              pairs: Mapping[str, object] | None = None) -> dict:
-    """:func:`study_report` of frames already loaded (the filters only go into ``meta``)."""
+def report_of(data: StudyFrames, request: ReportRequest, *, info: pd.DataFrame | None = None,
+              higher_is_better: Callable[[str], bool] | None = None) -> dict:
+    """:func:`study_report` of frames already loaded (the filters only go into ``meta``);
+    ``info``: the study's images (``image_id, prompt_id, prompt, model, sample, path``)
+    that the disagreements are listed with."""
+    opts, study = request.options, request.study
     images = image_scores(data.scores)
     stats_scores = images[_SCORE_COLUMNS] if not images.empty else None
     direction = higher_is_better or metric_runs.higher_is_better
     directions = {m: direction(m) for m in data.scores["metric"].unique()}
     doc = full_report(data.ratings, data.rankings, stats_scores, pairs=data.pairs,
-                      gold=data.gold,
-                      n_boot=n_boot, n_perm=n_perm, seed=seed, higher_is_better=directions,
-                      by_dimension=by_dimension, model_score=model_score,
-                      derived=derived_criteria(data.study, dimensions),
-                      quality=quality_thresholds(data.study),
-                      n_disagreements=n_disagreements,
-                      pair_options=pair_options(data.study, pairs))
-    study = data.study
+                      gold=data.gold, n_boot=opts.n_boot, n_perm=opts.n_perm,
+                      seed=opts.seed, higher_is_better=directions,
+                      by_dimension=opts.by_dimension, model_score=opts.model_score,
+                      derived=derived_criteria(study, list(request.dimensions)),
+                      quality=quality_thresholds(study),
+                      n_disagreements=opts.n_disagreements,
+                      pair_options=pair_options(study, dict(opts.pairs) or None))
     doc["meta"].update(
-        study=study_name, dimension=dimension, metric=metric,
-        rubric=None if study is None else study.rubric,
-        rubrics=None if study is None else study.settings.get("rubrics"),
+        study=study.name, dimension=opts.dimension, metric=opts.metric,
+        rubric=study.rubric, rubrics=study.settings.get("rubrics"),
         excluded_raters=[r["rater"] for r in data.excluded],
         lower_is_better=sorted(m for m, up in directions.items() if not up))
     doc["raters"]["excluded"] = [dict(r) for r in data.excluded]
@@ -169,18 +138,14 @@ def _with_images(rows: list[dict], info: pd.DataFrame) -> list[dict]:
     return records(merged)
 
 
-def dashboard(db: Database, study_name: str, *, dimension: str | None = None,
-              metric: str | None = None, n_boot: int = 1000,
-              model_score: str = "mean_image_means") -> dict:
-    """Everything the dashboard shows, from ONE read of the study's frames.
+def dashboard(db: Database, request: ReportRequest) -> dict:
+    """Everything the dashboard shows: the report (from the cache when it holds it) and
+    the study's image folder.
 
     Returns:
         ``{"report": study_report, "root": the study's image folder or None}``.
     """
-    doc = json.loads(report_text(db, study_name, n_boot=n_boot, n_perm=n_boot,
-                                 dimension=dimension, metric=metric, model_score=model_score))
-    study = study_store.get_study(db, study_name)
-    return {"report": doc, "root": study.root}
+    return {"report": json.loads(report_text(db, request)), "root": request.study.root}
 
 
 def image_file(root: str | None, path: object) -> str | None:
@@ -195,18 +160,14 @@ def report_json(report: dict, *, indent: int | None = 2) -> str:
     return json.dumps(report, allow_nan=False, indent=indent, ensure_ascii=False)
 
 
-def _image_info(db: Database, study_name: str) -> pd.DataFrame:
-    """The study's images: ``image_id, prompt_id, prompt, model, sample, path``."""
-    return frames.images_frame(db, study_store.get_study(db, study_name).id)
-
-
-def disagreements(db: Database, study_name: str, metric: str, judge: str = "", n: int = 20,
-                  *, source: str | None = None, dimension: str | None = None) -> list[dict]:
+def disagreements(db: Database, study: study_store.Study, metric: str, judge: str = "",
+                  n: int = 20, *, source: str | None = None,
+                  dimension: str | None = None) -> list[dict]:
     """Images where the human and the metric ranking disagree most (``disagreements``).
 
     Args:
         db: The database.
-        study_name: The study.
+        study: The study.
         metric: Metric name.
         judge: Judge of the metric (``""`` when none).
         n: How many images.
@@ -217,12 +178,15 @@ def disagreements(db: Database, study_name: str, metric: str, judge: str = "", n
     Returns:
         The report's ``disagreements`` records of that metric, judge and source, with
         ``path`` made absolute (None without a file).
+
+    Raises:
+        NotFoundError: A metric or dimension the study does not have.
     """
-    doc = study_report(db, study_name, n_boot=1, n_perm=1, dimension=dimension,
-                       metric=metric, n_disagreements=n)
+    options = ReportOptions(n_boot=1, n_perm=1, dimension=dimension, metric=metric,
+                            n_disagreements=n)
+    doc = study_report(db, report_request.for_study(db, study, options))
     source = source or default_source(doc)
-    root = study_store.get_study(db, study_name).root
-    return [{**r, "path": image_file(root, r.get("path"))} for r in doc["disagreements"]
+    return [{**r, "path": image_file(study.root, r.get("path"))} for r in doc["disagreements"]
             if r["metric"] == metric and r["judge"] == judge and r["human_source"] == source]
 
 
@@ -239,6 +203,7 @@ def default_source(doc: dict) -> str | None:
     return None
 
 
-def rater_quality(db: Database, study_name: str) -> list[dict]:
+def rater_quality(db: Database, study: study_store.Study) -> list[dict]:
     """The report's ``raters.quality`` records (per rater × unit × criterion)."""
-    return study_report(db, study_name, n_boot=1, n_perm=1)["raters"]["quality"]
+    request = report_request.for_study(db, study, ReportOptions(n_boot=1, n_perm=1))
+    return study_report(db, request)["raters"]["quality"]

@@ -32,6 +32,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from concord.config import ROOT
+from concord.services.report_request import ReportOptions, ReportRequest
 from concord.store import report_cache as store
 
 # Folders of the report's code, and of its data (rubrics: the derived criteria).
@@ -42,34 +43,14 @@ _LIBRARIES = ("numpy", "pandas", "scipy", "krippendorff", "sqlite_utils")
 # A stored report may expand at most this many times its size (plus _FLOOR bytes).
 MAX_RATIO = 200
 _FLOOR = 1 << 20
-# The options of a study report (services.report.study_report) and their defaults.
-DEFAULTS = {"n_boot": 1000, "n_perm": 1000, "seed": 0, "dimension": None, "metric": None,
-            "by_dimension": False, "model_score": "mean_image_means", "n_disagreements": 20,
-            "pairs": None}
-
-
-def options(**given: object) -> dict:
-    """All report options, defaults filled in, so that the CLI and the dashboard asking for
-    the same report share one cache entry.
-
-    Raises:
-        TypeError: an option the report does not have.
-    """
-    unknown = sorted(set(given) - set(DEFAULTS))
-    if unknown:
-        raise TypeError(f"unknown report options: {unknown}")
-    return {**DEFAULTS, **given}
-
-
-def report_json(db: Database, study_name: str, options: dict, compute: Callable[[], str],
+def report_json(db: Database, request: ReportRequest, compute: Callable[[], str],
                 *, use_cache: bool = True) -> tuple[str, bool]:
     """The report's JSON text: from the cache when the database, the options and the code
     are those it was computed with, else ``compute()`` (stored for next time).
 
     Args:
         db: The database.
-        study_name: The study (part of the key).
-        options: Every option the report depends on (JSON-serialisable).
+        request: The study and the options (both part of the key).
         compute: Builds the report and returns its JSON text; called at most once.
         use_cache: False computes without reading or writing the cache.
 
@@ -79,7 +60,7 @@ def report_json(db: Database, study_name: str, options: dict, compute: Callable[
     if not use_cache:
         return compute(), False
     fp = store.fingerprint(db)  # before the data is read: see concord.store.report_cache
-    key = cache_key(study_name, options)
+    key = cache_key(request.study.name, request.options)
     if fp is not None:
         text = _decoded(store.get(db, key, fp))
         if text is not None:
@@ -110,10 +91,10 @@ def _decoded(body: bytes | None) -> str | None:
         return None
 
 
-def cache_key(study_name: str, options: dict) -> str:
+def cache_key(study_name: str, options: ReportOptions) -> str:
     """The key of one study's report under these options and this code."""
-    text = json.dumps({"study": study_name, "options": options, "code": code_fingerprint()},
-                      sort_keys=True, default=str)
+    text = json.dumps({"study": study_name, "options": options.key(),
+                       "code": code_fingerprint()}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

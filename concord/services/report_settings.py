@@ -64,7 +64,8 @@ def quality_thresholds(study: study_store.Study | None) -> QualityThresholds:
                                                if isinstance(settings, dict)
                                                else _not_a_mapping(settings))
     except ValueError as exc:
-        raise ConcordError(f"study {study.name!r}: {exc}") from exc
+        where = "" if study is None else f"study {study.name!r}: "
+        raise ConcordError(f"{where}{exc}") from exc
 
 
 def _not_a_mapping(value: object) -> dict:

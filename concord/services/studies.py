@@ -9,7 +9,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from concord.config import DEMO_MANIFEST
-from concord.errors import InputError, NotFoundError
+from concord.errors import InputError
 from concord.names import check_name
 from concord.plan import ImportSummary
 from concord.store import exclusions as exclusion_store
@@ -66,21 +66,6 @@ def filter_options(db: Database, study_name: str) -> dict[str, list]:
     study = study_store.get_study(db, study_name)
     return {"dimensions": study_store.dimensions(db, study.id),
             "metrics": study_store.metric_judges(db, study.id)}
-
-
-def check_filters(db: Database, study_name: str, *, dimension: str | None = None,
-                  metric: str | None = None) -> None:
-    """Raise :class:`NotFoundError` for a study, ``dimension`` or ``metric`` that does not
-    exist (without pandas: a typo answers at once)."""
-    options = filter_options(db, study_name)
-    _check_choice(dimension, options["dimensions"], "dimension", study_name)
-    _check_choice(metric, sorted({m for m, _ in options["metrics"]}), "metric", study_name)
-
-
-def _check_choice(value: str | None, known: list[str], what: str, study: str) -> None:
-    if value is not None and value not in known:
-        raise NotFoundError(f"study {study!r} has no {what} {value!r} "
-                            f"({what}s: {', '.join(known) or 'none'})")
 
 
 def ensure_demo(db: Database, manifest: Path = DEMO_MANIFEST) -> ImportSummary | None:

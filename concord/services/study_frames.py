@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 from sqlite_utils import Database
 
-from concord.services import checklist, studies
+from concord.services import checklist
 from concord.services.exclusions import without_excluded
 from concord.store import exclusions, frames
 from concord.store import studies as study_store
@@ -35,16 +35,13 @@ class StudyFrames:
     checklist: pd.DataFrame | None = None  # the Ticks frame (concord.stats.checklist)
 
 
-def load_frames(db: Database, study_name: str, *, dimension: str | None = None,
+def load_frames(db: Database, study: study_store.Study, *, dimension: str | None = None,
                 metric: str | None = None) -> StudyFrames:
     """The study's ratings, rankings, pair judgments, metric scores and gold, without
-    excluded raters.
-
-    Raises:
-        NotFoundError: No such study, or a ``dimension``/``metric`` it does not have.
+    excluded raters; only ``dimension`` and ``metric`` when given (checked by
+    :func:`concord.services.report_request.resolve`: a filter the study does not have
+    gives empty frames here).
     """
-    study = study_store.get_study(db, study_name)
-    studies.check_filters(db, study_name, dimension=dimension, metric=metric)
     excluded = exclusions.excluded(db, study.id)
     names = {r["rater"] for r in excluded}
     ratings = without_excluded(frames.ratings_frame(db, study.id, categorical=True,

@@ -49,6 +49,13 @@ def krippendorff_alpha(matrix: object, *, level: str = "ordinal") -> float:
     Returns:
         α, or NaN when undefined (fewer than two raters or distinct values, or no item
         rated at least twice).
+
+    Example:
+        Two raters agree on two items of three: observed disagreement 2/6 against 3/5
+        expected by chance, α = 1 − (1/3)/(3/5) = 4/9.
+
+        >>> round(krippendorff_alpha([[1, 2, 1], [1, 2, 2]], level="nominal"), 4)
+        0.4444
     """
     check_choice(level, (*LEVELS, "ratio"), name="level")
     if _as_matrix(matrix, where="krippendorff_alpha").shape[0] < 2:
@@ -99,6 +106,12 @@ def fleiss_kappa(matrix: object) -> float:
 
     Returns:
         κ, or NaN when undefined (fewer than two raters per item, or a single category).
+
+    Example:
+        Observed agreement 2/3, chance agreement 1/2: κ = (2/3 − 1/2) / (1 − 1/2) = 1/3.
+
+        >>> round(fleiss_kappa([[1, 2, 1], [1, 2, 2]]), 4)
+        0.3333
     """
     data = _as_matrix(matrix, where="fleiss_kappa").T
     present = ~np.isnan(data)
@@ -140,6 +153,12 @@ def kendalls_w(ranks: object) -> float:
 
     Returns:
         W in [0, 1], or NaN for fewer than two raters or objects, or all-tied rankings.
+
+    Example:
+        >>> kendalls_w([[1, 2, 3], [1, 2, 3]])  # the same order
+        1.0
+        >>> kendalls_w([[1, 2, 3], [3, 2, 1]])  # opposite orders: equal rank sums
+        0.0
     """
     data = _as_matrix(ranks, where="kendalls_w")
     if np.isnan(data).any():

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from concord.errors import ConcordError
-from concord.store.db import dumps, now, transaction
+from concord.store.db import dumps, inserted_id, now, transaction
 
 PENDING_IDS = "SELECT id FROM import_batches WHERE state = 'pending'"
 HIDDEN_STUDY_IDS = ("SELECT study_id FROM import_batches WHERE state = 'pending'"
@@ -65,17 +65,19 @@ def begin(db: Database, *, study_id: int | None, new: NewStudy | None, source: s
     if (study_id is None) == (new is None):
         raise ValueError("give either study_id or new, not both or neither")
     with transaction(db):
-        if new is not None:
-            study_id = _create_study(db, new)
-        _refuse_concurrent(db, study_id)
+        target = _create_study(db, new) if new is not None else study_id
+        if target is None:  # excluded above; narrows the type
+            raise ValueError("give either study_id or new")
+        _refuse_concurrent(db, target)
         stamp = now()
         cur = db.execute(
             "INSERT INTO import_batches (study_id, state, new_study, source, pid, host,"
             " started_at, heartbeat) VALUES (?, 'pending', ?, ?, ?, ?, ?, ?)",
-            [study_id, int(new is not None), source, os.getpid(), socket.gethostname(),
+            [target, int(new is not None), source, os.getpid(), socket.gethostname(),
              stamp, stamp])
-    _MINE.add(int(cur.lastrowid))
-    return Batch(int(cur.lastrowid), study_id, new is not None)
+    batch_id = inserted_id(cur)
+    _MINE.add(batch_id)
+    return Batch(batch_id, target, new is not None)
 
 
 def _create_study(db: Database, new: NewStudy) -> int:
@@ -86,7 +88,7 @@ def _create_study(db: Database, new: NewStudy) -> int:
     except sqlite3.IntegrityError:
         raise ConcordError(f"study {new.name!r} is being created by another import right now;"
                            " run this one again when that one has finished") from None
-    return int(cur.lastrowid)
+    return inserted_id(cur)
 
 
 def _refuse_concurrent(db: Database, study_id: int) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from concord.store.db import dumps, loads, now
+from concord.store.db import dumps, inserted_id, loads, now
 from concord.store.raters import hash_token
 
 
@@ -42,7 +42,9 @@ _LINK_COLUMNS = ("id, study_id, platform, completion_code, completion_url, scree
 
 
 def _link(row: tuple) -> Link:
-    return Link(*row[:-1], strict_ids=bool(row[-1]))
+    id_, study_id, platform, c_code, c_url, s_code, s_url, created, revoked, strict = row
+    return Link(id_, study_id, platform, c_code, c_url, s_code, s_url, created, revoked,
+                bool(strict))
 
 
 def insert_link(db: Database, study_id: int, token: str, platform: str,
@@ -55,7 +57,7 @@ def insert_link(db: Database, study_id: int, token: str, platform: str,
         [study_id, hash_token(token), platform, codes.get("completion_code"),
          codes.get("completion_url"), codes.get("screenout_code"), codes.get("screenout_url"),
          now(), int(strict_ids)])
-    found = link_by_id(db, int(cur.lastrowid))
+    found = link_by_id(db, inserted_id(cur))
     if found is None:  # pragma: no cover - just inserted
         raise RuntimeError("link vanished")
     return found

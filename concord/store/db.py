@@ -183,6 +183,15 @@ def now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
 
 
+def inserted_id(cursor: sqlite3.Cursor) -> int:
+    """The rowid of the row the INSERT run on ``cursor`` wrote (sqlite3 leaves
+    ``lastrowid`` None only before any row was inserted on the connection)."""
+    rowid = cursor.lastrowid
+    if rowid is None:
+        raise RuntimeError("no row was inserted")
+    return rowid
+
+
 def dumps(value: Any) -> str:
     """JSON for a TEXT column: compact, keys sorted so equal data compares equal."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

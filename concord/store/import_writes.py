@@ -164,8 +164,8 @@ def create_targets(pacer: Pacer, *, benchmark: str | None) -> int:
 class _Keyset:
     """Where a paged walk over a stage table has got to."""
 
-    def __init__(self, after: object) -> None:
-        self.after = after
+    def __init__(self, after: int | None) -> None:
+        self.after = after  # the last sequence number done; None: none yet
 
 
 def _stage_new_prompts(db: Database, study_id: int) -> None:
@@ -185,7 +185,7 @@ def _stage_new_prompts(db: Database, study_id: int) -> None:
 
 def _insert_prompts(db: Database, batch: Batch, rows: int, benchmark: str | None,
                     offset: int, at: _Keyset) -> int:
-    lo = 1 if at.after is None else int(at.after) + 1
+    lo = 1 if at.after is None else at.after + 1
     first = batches.max_id(db, "prompts")
     cur = db.execute(
         "INSERT INTO main.prompts (study_id, key, text, benchmark, dimension, meta, position,"
@@ -199,7 +199,7 @@ def _insert_prompts(db: Database, batch: Batch, rows: int, benchmark: str | None
 
 
 def _insert_images(db: Database, batch: Batch, rows: int, at: _Keyset) -> int:
-    lo = int(at.after) + 1
+    lo = (at.after or 0) + 1
     last = db.execute("SELECT COALESCE(MAX(n), 0) FROM stage.s_targets").fetchone()[0]
     if lo > last:
         return 0

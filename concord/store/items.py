@@ -40,7 +40,10 @@ _IMAGE_SQL = (
 
 
 def _image(row: tuple) -> ImageRow:
-    return ImageRow(*row[:14], meta=loads(row[14], {}))
+    (id_, public_id, study_id, prompt_id, key, text, model, sample, path, width, height,
+     dimension, source_image, instruction, meta) = row
+    return ImageRow(id_, public_id, study_id, prompt_id, key, text, model, sample, path, width,
+                    height, dimension, source_image, instruction, loads(meta, {}))
 
 
 def image(db: Database, image_id: int) -> ImageRow:

@@ -204,4 +204,7 @@ def _walk(pacer: Pacer, last: int, chunk: Callable[[int, int], int]) -> None:
     """Run ``chunk(rows, lo)`` over sequence numbers 1..``last`` in paced transactions."""
     lo = 1
     while lo <= last:
-        lo += pacer.run(lambda rows, lo=lo: chunk(rows, lo))
+        def step(rows: int, start: int = lo) -> int:
+            return chunk(rows, start)
+
+        lo += pacer.run(step)

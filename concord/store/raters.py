@@ -10,7 +10,7 @@ from sqlite_utils import Database
 
 from concord.errors import AuthError, NotFoundError
 from concord.names import check_name
-from concord.store.db import audit, now, transaction
+from concord.store.db import audit, inserted_id, now, transaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +57,7 @@ def ensure_rater(db: Database, name: str, role: str = "rater") -> Rater:
     check_name(name, "rater")
     cur = db.execute("INSERT INTO raters (name, role, created_at) VALUES (?, ?, ?)",
                      [name, role, now()])
-    return Rater(int(cur.lastrowid), name, role, False)
+    return Rater(inserted_id(cur), name, role, False)
 
 
 def issue_token(db: Database, name: str, *, role: str = "rater", study_id: int | None = None,

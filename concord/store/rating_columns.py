@@ -71,7 +71,8 @@ def rating_rows(db: Database, study_id: int, *, times: bool) -> dict[str, np.nda
         raw = [db.execute(sql, r).fetchone() for r in ranges]
     if exact is None:
         exact = _distinct_values(db, study_id)
-    parts = [p for p in (_parse_chunk(row, times=times) for row in raw) if p is not None]
+    # An id range without ratings of this study has no texts at all.
+    parts = [_parse_chunk(row, times=times) for row in raw if row[0] or row[1] is not None]
     parts = parts or [_parse_chunk((0,) + ("",) * 7, times=times)]
     out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     out["criterion"] = pd.Categorical(out["criterion"])
@@ -132,17 +133,15 @@ def _distinct_values(db: Database, study_id: int) -> np.ndarray:
                             float))
 
 
-def _parse_chunk(row: tuple, *, times: bool) -> dict[str, np.ndarray] | None:
+def _parse_chunk(row: tuple, *, times: bool) -> dict[str, np.ndarray]:
     n = row[0]
-    if n == 0 and row[1] is None:  # an id range without ratings of this study
-        return None
 
     def numbers(text: str | None, dtype: type) -> np.ndarray:
         # C-level parsing of the comma-separated text SQLite built.
         return np.fromstring(text or "", sep=",", dtype=dtype) if n else np.zeros(0, dtype)
 
     def texts(text: str | None) -> np.ndarray:
-        return np.array(text.split(_SEP) if n else [], dtype=object)
+        return np.array(text.split(_SEP) if n and text is not None else [], dtype=object)
 
     out = {"image_id": numbers(row[1], np.int64), "rater_id": numbers(row[2], np.int64),
            "revision": numbers(row[3], np.int64), "criterion": texts(row[4]),

@@ -47,50 +47,35 @@ _WRITE_WAIT_MS = 250
 # has no fingerprint (nothing cached, nothing served) until a restore resets the counter.
 MAX_CHANGES = 1 << 62
 
-_SCHEMA = """
-CREATE TABLE data_changes (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    n INTEGER NOT NULL
-);
-INSERT INTO data_changes (id, n) VALUES (1, 0);
-CREATE TABLE report_cache (
-    key TEXT PRIMARY KEY,
-    fingerprint TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    body BLOB NOT NULL
-)
-"""
+# The counter, the cache table and the first triggers are made by migration m1001; each
+# later migration that adds a table writes out that table's two triggers, as trigger_sql
+# gives them (migrations hold their own DDL: they never call this module).
 
 
-def create_tables(db: Database) -> None:
-    """The counter and cache tables (migration m1001), then the triggers of every table."""
-    for statement in _SCHEMA.split(";\n"):
-        db.execute(statement)
-    install_change_triggers(db)
+def trigger_sql(table: str) -> str:
+    """The UPDATE and DELETE triggers that raise the change counter on ``table``: the DDL a
+    migration that adds a table writes out (two statements, for ``run_script``)."""
+    return ";\n".join(
+        f'CREATE TRIGGER "{_trigger_name(table, op)}" AFTER {op} ON "{table}"\n'
+        "BEGIN UPDATE data_changes SET n = n + 1 WHERE id = 1; END" for op in _OPS)
 
 
-def install_change_triggers(db: Database) -> list[str]:
-    """Create the UPDATE and DELETE triggers that a table lacks; a migration that adds a
-    table calls this. Returns the names of the triggers created."""
-    triggers = _triggers(db)
-    made = []
-    for table in (t for t in _all_tables(db) if t not in _OWN):
-        for op in _OPS:
-            name = _trigger_name(table, op)
-            if name not in triggers:
-                db.execute(f'CREATE TRIGGER "{name}" AFTER {op} ON "{table}" BEGIN '
-                           "UPDATE data_changes SET n = n + 1 WHERE id = 1; END")
-                made.append(name)
-    return made
+def untriggered(db: Database) -> list[str]:
+    """The tables (but the cache's own) that lack a change trigger: while there is one,
+    the database has no fingerprint."""
+    return _untriggered([t for t in _all_tables(db) if t not in _OWN], _triggers(db))
+
+
+def _untriggered(tables: list[str], triggers: set[str]) -> list[str]:
+    return [t for t in tables if any(_trigger_name(t, op) not in triggers for op in _OPS)]
 
 
 def fingerprint(db: Database) -> str | None:
     """The database's fingerprint, or None when it cannot be trusted: a table without its
     triggers (added or dropped by hand) or a database without the counter."""
     names = _all_tables(db)
-    tables, triggers = [t for t in names if t not in _OWN], _triggers(db)
-    if "data_changes" not in names or any(
-            _trigger_name(t, op) not in triggers for t in tables for op in _OPS):
+    tables = [t for t in names if t not in _OWN]
+    if "data_changes" not in names or _untriggered(tables, _triggers(db)):
         return None
     counts = " UNION ALL ".join(
         f"SELECT (SELECT COUNT(*) FROM \"{t}\"), (SELECT MAX(rowid) FROM \"{t}\")"

@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from concord.store.db import now, transaction
+from concord.store.db import inserted_id, now, transaction
 from concord.store.runs import pid_alive, this_host
 from concord.store.scores import UPSERT
 
@@ -35,7 +35,7 @@ def begin(db: Database, study_id: int, source: str) -> int:
             "INSERT INTO score_imports (study_id, source, status, pid, host, created_at)"
             " VALUES (?, ?, 'staging', ?, ?, ?)", [study_id, source, os.getpid(), this_host(),
                                                    now()])
-    return int(cursor.lastrowid)
+    return inserted_id(cursor)
 
 
 def stage(db: Database, import_id: int, rows: Iterable[Sequence[Any]]) -> int:

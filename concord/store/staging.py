@@ -178,8 +178,8 @@ class Stage:
                f" FROM stage.s_rows s{where} GROUP BY d, s.criterion, s.value LIMIT ?")
         out = self.db.execute(sql.replace(":study", "?"), [
             *([study_id] if by_dimension else []), *exclude, limit]).fetchall()
-        where = self._where([r[4] for r in out])
-        return [Group(d, c, v, n, *where[seq]) for d, c, v, n, seq in out]
+        found = self._where([r[4] for r in out])
+        return [Group(d, c, v, n, *found[seq]) for d, c, v, n, seq in out]
 
     def _where(self, seqs: Iterable[int]) -> dict[int, tuple[int, int]]:
         """(file, line) of staged rows by their sequence number."""

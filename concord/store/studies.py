@@ -14,7 +14,7 @@ from concord.errors import ConcordError, InputError, NotFoundError, Problem
 from concord.plan import DEFAULT_LEASE_MINUTES, ImportSummary, PromptSpec, StudyPlan
 from concord.store import pairs as pair_store
 from concord.store.batches import HIDDEN_STUDY_IDS
-from concord.store.db import audit, dumps, loads, now, transaction
+from concord.store.db import audit, dumps, inserted_id, loads, now, transaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +184,7 @@ def _ensure_study(db: Database, plan: StudyPlan) -> tuple[int, bool]:
             " VALUES (?, ?, ?, ?, ?, ?)",
             [plan.name, plan.protocol, plan.rubric, plan.root, dumps(plan.settings), now()],
         )
-        return int(cur.lastrowid), True
+        return inserted_id(cur), True
     row = rows[0]
     new = (plan.protocol, plan.rubric, plan.root, dumps(plan.settings))
     old = (row["protocol"], row["rubric"], row["root"], row["settings"])
@@ -210,7 +210,7 @@ def _ensure_models(
             cur = db.execute(
                 "INSERT INTO models (study_id, name) VALUES (?, ?)", [study_id, name]
             )
-            existing[name] = int(cur.lastrowid)
+            existing[name] = inserted_id(cur)
             summary.models_added += 1
     return existing
 
@@ -259,7 +259,7 @@ def _ensure_prompts(
         cur = db.execute(
             f"INSERT INTO prompts ({cols}) VALUES ({marks})", _prompt_row(study_id, p, position)
         )
-        ids[p.key] = int(cur.lastrowid)
+        ids[p.key] = inserted_id(cur)
         summary.prompts_added += 1
         summary.questions_added += _ensure_questions(db, ids[p.key], p)
     return ids

@@ -19,8 +19,9 @@ import streamlit as st
 from sqlite_utils import Database
 
 from concord import export
-from concord.services import labels, report
+from concord.services import labels, report, report_request, studies
 from concord.services.database import open_database
+from concord.services.report_request import ReportOptions
 
 ALL = "All"
 DISAGREEMENT_COLUMNS = ["model", "prompt_id", "prompt", "human_score", "metric_score",
@@ -44,7 +45,7 @@ def connection(db_path: str) -> Iterator[Database]:
 def options(db_path: str, study: str, version: tuple[str, ...]) -> dict[str, list]:
     """Dimensions and (metric, judge) pairs of a study (``version`` keys the cache)."""
     with connection(db_path) as db:
-        return report.filter_options(db, study)
+        return studies.filter_options(db, study)
 
 
 @st.cache_data(max_entries=16, show_spinner="Computing the statistics…")
@@ -55,9 +56,9 @@ def numbers(db_path: str, study: str, dimension: str | None, metric: str | None,
     ``version`` (``report.data_version``) changes with every change of any row (a rating,
     a score, an exclusion, ...), so every number then recomputes.
     """
+    options = ReportOptions(dimension=dimension, metric=metric, model_score=model_score)
     with connection(db_path) as db:
-        return report.dashboard(db, study, dimension=dimension, metric=metric,
-                                model_score=model_score)
+        return report.dashboard(db, report_request.resolve(db, study, options))
 
 
 def downloader(db_path: str, study: str, fmt: str) -> Callable[[], bytes]:
@@ -67,7 +68,7 @@ def downloader(db_path: str, study: str, fmt: str) -> Callable[[], bytes]:
             if fmt == "imagenhub":
                 return export.imagenhub_zip_bytes(labels.ratings(db, study))
             if fmt == "stats":
-                return report.report_text(db, study).encode()
+                return report.report_text(db, report_request.resolve(db, study)).encode()
             return labels.export_bytes(db, study, fmt)
     return build
 

@@ -6,11 +6,12 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-from concord.services import metric_scores, ranking, report
+from concord.services import metric_scores, ranking
 from concord.store import items
 from concord.store import raters as rater_store
 from tests.app.conftest import APP
 from tests.foundation_helpers import seed_study
+from tests.helpers import study_report
 
 
 def researcher_dashboard() -> AppTest:
@@ -53,7 +54,7 @@ def test_dashboard_shows_the_report_numbers(app_env, tmp_path):
     at = researcher_dashboard()
     pick_study(at, "dash")
     assert not at.exception
-    doc = report.study_report(db, "dash")
+    doc = study_report(db, "dash")
     best = max((r for r in doc["human"] if r["criterion"] == "O"),
                key=lambda r: r["mean_rater_means"])
     board = leaderboard(at)
@@ -174,7 +175,7 @@ def test_excluding_a_rater_recomputes_every_number_and_is_reversible(app_env, tm
     assert not at.exception
     assert metric_value(at, "Raters") == "2"
     assert metric_value(at, "Ratings") == f"{6 * 4 * 2 * 2:,}"
-    doc = report.study_report(db, "dash", n_boot=10, n_perm=10)
+    doc = study_report(db, "dash", n_boot=10, n_perm=10)
     assert doc["meta"]["excluded_raters"] == ["cat"]
     assert doc["raters"]["excluded"][0]["reason"] == "failed attention checks"
     audit = db.execute("SELECT action, detail FROM audit_log ORDER BY id DESC").fetchone()

@@ -7,7 +7,6 @@ import json
 
 import pandas as pd
 
-from concord.services import report
 from concord.ui import dashboard_claims as claims
 from tests.app.test_page_dashboard import (
     chart_specs,
@@ -16,6 +15,7 @@ from tests.app.test_page_dashboard import (
     researcher_dashboard,
 )
 from tests.foundation_helpers import seed_study
+from tests.helpers import study_report
 
 
 def _board(rows):
@@ -47,7 +47,7 @@ def _seeded_dashboard(app_env, tmp_path):
     seed_study(app_env["db"], tmp_path)
     at = researcher_dashboard()
     pick_study(at, "dash")
-    return at, report.study_report(app_env["db"], "dash")
+    return at, study_report(app_env["db"], "dash")
 
 
 def test_a_tied_leaderboard_says_tied_and_shows_rank_intervals(app_env, tmp_path):

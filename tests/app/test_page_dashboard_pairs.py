@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from concord.services import report
 from tests.app.test_page_dashboard import (
     chart_specs,
     frame_values,
@@ -11,6 +10,7 @@ from tests.app.test_page_dashboard import (
     researcher_dashboard,
 )
 from tests.foundation_helpers import seed_study
+from tests.helpers import study_report
 from tests.pair_helpers import seed_pair_study
 
 
@@ -22,7 +22,7 @@ def test_pairs_tab_shows_bradley_terry_win_rates_and_the_win_matrix(app_env, tmp
     pick_study(at, "duel")
     assert not at.exception
     assert metric_value(at, "Pair judgments") == f"{8 * 3 * 3:,}"
-    doc = report.study_report(db, "duel")
+    doc = study_report(db, "duel")
     shown = frame_values(at)
     board = next(f for f in shown if {"score", "score_ci_low", "n_comparisons"} <= set(f.columns))
     expect = [r for r in doc["pairs"]["bradley_terry"]

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from concord.services import report
 from concord.store.db import open_db
 from tests.browser.conftest import start_server, stop
 from tests.foundation_helpers import seed_study
+from tests.helpers import study_report
 
 pytestmark = pytest.mark.browser
 
@@ -32,7 +32,7 @@ def test_researcher_sees_leaderboard_and_agreement(server, page):
     page.get_by_role("button", name="Sign in").click()
     page.get_by_text("Agreement dashboard").first.wait_for(timeout=30_000)
     page.get_by_text("Best on").wait_for(timeout=30_000)
-    doc = report.study_report(server["db"], "dash")
+    doc = study_report(server["db"], "dash")
     best = max((r for r in doc["human"] if r["criterion"] == "O"),
                key=lambda r: r["mean_rater_means"])
     # Streamlit may still be replacing elements of the first run: wait for each text.

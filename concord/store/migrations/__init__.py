@@ -4,11 +4,15 @@ Never edit a migration that has shipped; add a new one. Ratings and rankings are
 append-only: a change is a new revision, and the current value is a view.
 
 The migrations live in this package's modules (:mod:`.initial`, :mod:`.core`,
-:mod:`.metrics`, :mod:`.branches`, :mod:`.hardening`, :mod:`.integrity`,
+:mod:`.metrics`, :mod:`.pairs`, :mod:`.branches`, :mod:`.hardening`, :mod:`.integrity`,
 :mod:`.labels`, :mod:`.sessions`); ``migrations`` below registers them in the order they
-are applied.
-Databases record the names of the migrations applied to them, so a shipped migration
-is never renamed, reordered or edited: a new one goes at the end of ``_STEPS``.
+are applied. Databases record the names of the migrations applied to them, so a shipped
+migration is never renamed, reordered or edited: a new one goes at the end of
+``_STEPS``. Each migration holds its own DDL (a new table's report-cache triggers
+included, see m1302) and calls no other module of Concord but ``script.run_script``:
+editing a module must never edit what a shipped migration does.
+``tests/test_schema_frozen.py`` checks every migration against what it did when it
+shipped (``tests/data/schema-steps.json``).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from concord.store.migrations import (
     integrity,
     labels,
     metrics,
+    pairs,
     sessions,
 )
 
@@ -39,7 +44,7 @@ _STEPS = (
     metrics.m101_run_tracking,
     metrics.m102_score_staging,
     metrics.m103_geneval2_tifa_name,
-    branches.m601_pairs,
+    pairs.m601_pairs,
     branches.m301_import_batches,
     branches.m701_crowd_studies,
     branches.m801_rating_checklists,
@@ -53,7 +58,7 @@ _STEPS = (
     sessions.m1402_questionnaire_answers,
 )
 # m601 rebuilds tables with foreign keys off, which SQLite ignores inside a transaction.
-_OUTSIDE_TRANSACTION = frozenset({branches.m601_pairs})
+_OUTSIDE_TRANSACTION = frozenset({pairs.m601_pairs})
 
 for _step in _STEPS:
     migrations(transactional=_step not in _OUTSIDE_TRANSACTION)(_step)

@@ -1,22 +1,11 @@
-"""Migrations of the later branches: pairs (m601), import batches (m301), crowd (m701),
-checklists (m801) and adjudication (m901)."""
+"""Migrations of the later branches: import batches (m301), crowd (m701), checklists (m801),
+adjudication (m901) and the report cache (m1001); pairs (m601) are in :mod:`.pairs`."""
 
 from __future__ import annotations
 
 from sqlite_utils import Database
 
 from concord.store.migrations.script import run_script
-
-
-# Migrations of the pairwise A/B branch are numbered from 601.
-def m601_pairs(db: Database) -> None:
-    """The pairwise A/B protocol: protocol ``pair`` and unit ``pair`` (both tables rebuilt
-    with foreign keys off), scheduled ``pairs`` (gold: ``better``) and append-only
-    ``pair_judgments`` with the left/right placement shown (concord.store.schema_pairs)."""
-    from concord.store.schema_pairs import apply_pairs
-
-    apply_pairs(db, run_script)
-
 
 # Migrations of the import branch are numbered from 301.
 # Large ratings imports are written in short transactions as *pending* rows (``batch`` set to
@@ -190,11 +179,38 @@ def m901_adjudications(db: Database) -> None:
 
 
 # Migrations of the report-cache branch are numbered from 1001.
+# Frozen DDL: the counter, the cache, and an UPDATE and a DELETE trigger on each table there
+# was when this migration shipped (every table of m001-m901 and sqlite-utils' migrations
+# table; a later migration writes out the triggers of the tables it adds, as m1201 does).
+_REPORT_CACHE = """
+CREATE TABLE data_changes (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    n INTEGER NOT NULL
+);
+INSERT INTO data_changes (id, n) VALUES (1, 0);
+CREATE TABLE report_cache (
+    key TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    body BLOB NOT NULL
+)
+"""
+_TRIGGERED = (
+    "_sqlite_migrations", "adjudications", "assignments", "audit_log", "crowd_links",
+    "crowd_participants", "drafts", "gold", "images", "import_batch_items", "import_batches",
+    "marks", "metric_scores", "models", "onboarding", "pair_judgments", "pairs",
+    "practice_answers", "prompts", "questions", "ranking_items", "rankings",
+    "rater_exclusions", "raters", "rating_checklists", "rating_ticks", "ratings", "runs",
+    "score_imports", "score_staging", "studies", "study_raters",
+)
+
+
 def m1001_report_cache(db: Database) -> None:
     """Computed reports kept while the data is unchanged: ``report_cache``, the change
     counter ``data_changes`` and an UPDATE and a DELETE trigger on every table that raise it
-    (concord.store.report_cache). A later migration that adds a table calls
-    ``report_cache.install_change_triggers``; until then the cache is not used."""
-    from concord.store import report_cache
-
-    report_cache.create_tables(db)
+    (concord.store.report_cache)."""
+    run_script(db, _REPORT_CACHE)
+    for table in _TRIGGERED:
+        for op in ("UPDATE", "DELETE"):
+            db.execute(f'CREATE TRIGGER "data_changes_{op.lower()}_{table}" AFTER {op} ON '
+                       f'"{table}" BEGIN UPDATE data_changes SET n = n + 1 WHERE id = 1; END')

@@ -16,6 +16,8 @@ from sqlite_utils import Database
 
 from concord.store.migrations.script import run_script
 
+# Frozen DDL (no live module code): the tables, then the report cache's UPDATE and DELETE
+# triggers of the four new tables.
 _INTEGRITY = """
 ALTER TABLE crowd_links ADD COLUMN strict_ids INTEGER NOT NULL DEFAULT 1
     CHECK (strict_ids IN (0, 1));
@@ -58,15 +60,28 @@ CREATE TABLE gold_checks (
     passed INTEGER NOT NULL CHECK (passed IN (0, 1)),
     checked_at TEXT NOT NULL,
     PRIMARY KEY (study_id, rater_id, unit, item_id)
-)
+);
+CREATE TRIGGER "data_changes_update_crowd_joins" AFTER UPDATE ON "crowd_joins"
+BEGIN UPDATE data_changes SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER "data_changes_delete_crowd_joins" AFTER DELETE ON "crowd_joins"
+BEGIN UPDATE data_changes SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER "data_changes_update_crowd_salt" AFTER UPDATE ON "crowd_salt"
+BEGIN UPDATE data_changes SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER "data_changes_delete_crowd_salt" AFTER DELETE ON "crowd_salt"
+BEGIN UPDATE data_changes SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER "data_changes_update_crowd_sessions" AFTER UPDATE ON "crowd_sessions"
+BEGIN UPDATE data_changes SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER "data_changes_delete_crowd_sessions" AFTER DELETE ON "crowd_sessions"
+BEGIN UPDATE data_changes SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER "data_changes_update_gold_checks" AFTER UPDATE ON "gold_checks"
+BEGIN UPDATE data_changes SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER "data_changes_delete_gold_checks" AFTER DELETE ON "gold_checks"
+BEGIN UPDATE data_changes SET n = n + 1 WHERE id = 1; END
 """
 
 
 def m1201_crowd_integrity(db: Database) -> None:
     """Join log, platform sessions, id format per link, first answers to attention checks
     and ended sessions (see the module doc); the report cache's change triggers of the new
-    tables (concord.store.report_cache)."""
-    from concord.store import report_cache
-
+    tables (concord.store.report_cache), written out in the DDL."""
     run_script(db, _INTEGRITY)
-    report_cache.install_change_triggers(db)

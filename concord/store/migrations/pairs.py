@@ -1,4 +1,7 @@
-"""Schema of the pairwise A/B protocol (migration ``m601_pairs`` in ``migrations/branches.py``).
+"""Migration of the pairwise A/B branch (numbered from 601): the pair protocol and tables.
+
+Frozen: this module holds everything the migration does and imports no other module of
+Concord but the script runner, so editing Concord later cannot change what it did.
 
 Two CHECK constraints must admit the new protocol and unit: ``studies.protocol`` gains
 ``'pair'`` and ``assignments.unit`` gains ``'pair'``. SQLite cannot change a CHECK in
@@ -14,6 +17,8 @@ import re
 
 from sqlite_utils import Database
 
+from concord.store.migrations.script import run_script
+
 _CHANGES = {
     "studies": ("CHECK (protocol IN ('score', 'rank', 'both'))",
                 "CHECK (protocol IN ('score', 'rank', 'both', 'pair'))"),
@@ -25,7 +30,7 @@ _CHANGES = {
 # models; ``better`` is set for a gold pair (the image known to be better). A judgment
 # stores the placement the rater saw (left_image, right_image) and the outcome; NULL
 # outcome = an undo. Revisions are append-only, as ratings and rankings are.
-PAIR_TABLES = """
+_PAIR_TABLES = """
 CREATE TABLE pairs (
     id INTEGER PRIMARY KEY,
     study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
@@ -66,6 +71,36 @@ WHERE j.outcome IS NOT NULL AND NOT EXISTS (
 """
 
 
+def m601_pairs(db: Database) -> None:
+    """The pairwise A/B protocol: protocol ``pair`` and unit ``pair`` (both tables rebuilt
+    with foreign keys off), scheduled ``pairs`` (gold: ``better``) and append-only
+    ``pair_judgments`` with the left/right placement shown, in one transaction.
+
+    Runs outside sqlite-utils' transaction (``PRAGMA foreign_keys`` cannot change inside
+    one) and is idempotent, so a crash between its commit and the migration's record
+    only makes the next open record it.
+    """
+    conn = db.conn
+    if conn.in_transaction:
+        raise RuntimeError("migration m601 must start outside a transaction")
+    keys_on = conn.execute("PRAGMA foreign_keys").fetchone()[0]
+    conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for table in _CHANGES:
+                _rebuilt(db, table)
+            # Rows are copied with their ids, so every reference still holds.
+            if not db["pairs"].exists():
+                run_script(db, _PAIR_TABLES)
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.execute("COMMIT")
+    finally:
+        conn.execute(f"PRAGMA foreign_keys = {'ON' if keys_on else 'OFF'}")
+
+
 def _rebuilt(db: Database, table: str) -> None:
     """Rebuild ``table`` with its CHECK widened; its rows, ids and indexes are kept."""
     old, new = _CHANGES[table]
@@ -86,31 +121,3 @@ def _rebuilt(db: Database, table: str) -> None:
     db.execute(f"ALTER TABLE {table}_new RENAME TO {table}")
     for index in indexes:
         db.execute(index)
-
-
-def apply_pairs(db: Database, run_script) -> None:
-    """The migration: widen both CHECKs, add the pair tables, in one transaction.
-
-    Runs outside sqlite-utils' transaction (``PRAGMA foreign_keys`` cannot change inside
-    one) and is idempotent, so a crash between its commit and the migration's record
-    only makes the next open record it.
-    """
-    conn = db.conn
-    if conn.in_transaction:
-        raise RuntimeError("migration m601 must start outside a transaction")
-    keys_on = conn.execute("PRAGMA foreign_keys").fetchone()[0]
-    conn.execute("PRAGMA foreign_keys = OFF")
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for table in _CHANGES:
-                _rebuilt(db, table)
-            # Rows are copied with their ids, so every reference still holds.
-            if not db["pairs"].exists():
-                run_script(db, PAIR_TABLES)
-        except BaseException:
-            conn.rollback()
-            raise
-        conn.execute("COMMIT")
-    finally:
-        conn.execute(f"PRAGMA foreign_keys = {'ON' if keys_on else 'OFF'}")
