@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import logging
+import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from concord.errors import ConcordError
+
+logger = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_PORT = 8501
+# What an address file may hold: one http(s) URL of visible ASCII.
+_ADDRESS = re.compile(r"https?://[\x21-\x7e]{1,500}")
 DEFAULT_DB = ROOT / "data" / "concord.db"
 DEMO_MANIFEST = ROOT / "data" / "demo" / "study.yaml"
 
@@ -27,6 +36,9 @@ class Settings:
     # CONCORD_TRUST_PROXY=1 a study link takes the client's address from the last entry of
     # X-Forwarded-For (the one the proxy added) instead.
     trust_proxy: bool = False
+    # How long a researcher stays signed in (CONCORD_SESSION_HOURS; a reload or a new tab
+    # keeps the session: concord.services.research_session).
+    session_hours: float = 12.0
 
     @property
     def media_cache(self) -> Path:
@@ -35,18 +47,87 @@ class Settings:
 
     @classmethod
     def from_env(cls, db: str | Path | None = None) -> Settings:
-        """Settings from ``CONCORD_DB``, ``CONCORD_BASE_URL`` (default
-        ``http://localhost:$CONCORD_PORT``, port 8501), ``CONCORD_ADMIN_SECRET``,
-        ``CONCORD_TRUST_PROXY`` (``1``: client addresses from X-Forwarded-For).
+        """Settings from ``CONCORD_DB``, ``CONCORD_BASE_URL`` (default: with
+        ``CONCORD_PORT`` set, ``http://localhost:$CONCORD_PORT``; else the address the
+        app last served this database at (:func:`address_file`); else port 8501),
+        ``CONCORD_ADMIN_SECRET``,
+        ``CONCORD_TRUST_PROXY`` (``1``: client addresses from X-Forwarded-For),
+        ``CONCORD_SESSION_HOURS`` (default 12).
 
         Args:
             db: an explicit database path (``--db``) wins over the environment.
+
+        Raises:
+            ConcordError: ``CONCORD_SESSION_HOURS`` is not a number of hours from 0.1 to
+                2160 (90 days).
         """
         path = Path(db or os.environ.get("CONCORD_DB") or DEFAULT_DB)
-        port = os.environ.get("CONCORD_PORT") or "8501"
+        port = _port(os.environ.get("CONCORD_PORT"))
         given = os.environ.get("CONCORD_BASE_URL") or None
-        base = (given or f"http://localhost:{port}").rstrip("/")
+        served = None if given or port else recorded_address(path)
+        base = (given or served or f"http://localhost:{port or DEFAULT_PORT}").rstrip("/")
         secret = os.environ.get("CONCORD_ADMIN_SECRET") or None
         return cls(db_path=path, base_url=base, admin_secret=secret,
                    base_url_explicit=given is not None,
-                   trust_proxy=os.environ.get("CONCORD_TRUST_PROXY", "") == "1")
+                   trust_proxy=os.environ.get("CONCORD_TRUST_PROXY", "") == "1",
+                   session_hours=_hours(os.environ.get("CONCORD_SESSION_HOURS")))
+
+
+def address_file(db_path: Path) -> Path:
+    """Where the app notes the address it serves a database at, for the command line's
+    links (``<db>.address``, beside the database)."""
+    return db_path.with_name(db_path.name + ".address")
+
+
+def recorded_address(db_path: Path) -> str | None:
+    """The address the app last served ``db_path`` at, if it noted a sane one."""
+    path = address_file(db_path)
+    try:
+        if not path.is_file():
+            return None
+        with path.open("rb") as handle:
+            text = handle.read(1024).decode("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    if _ADDRESS.fullmatch(text):
+        return text
+    logger.warning("ignoring %s: it does not hold one http(s) address", path)
+    return None
+
+
+def note_address(db_path: Path, address: str) -> None:
+    """Write ``address`` to :func:`address_file` (atomically) unless it holds it already.
+
+    Raises:
+        ConcordError: the file cannot be written (it names it).
+    """
+    from concord import atomic  # the app writes it once per process; the CLI never does
+
+    target = address_file(db_path)
+    try:
+        if target.is_file() and target.read_text(encoding="ascii").strip() == address:
+            return
+    except (OSError, UnicodeError):
+        pass  # unreadable or not ours: written anew below
+    atomic.write_bytes(target, (address + "\n").encode("ascii"))
+
+
+def _port(text: str | None) -> int | None:
+    if text is None or not text.strip():
+        return None
+    if not text.strip().isdigit() or not 1 <= int(text.strip()[:6]) <= 65535:
+        raise ConcordError(f"CONCORD_PORT={text[:40]!r} is not a port number (1 to 65535)")
+    return int(text.strip())
+
+
+def _hours(text: str | None) -> float:
+    if text is None or not text.strip():
+        return 12.0
+    try:
+        hours = float(text[:40])
+    except ValueError:
+        hours = math.nan
+    if not 0.1 <= hours <= 2160:  # NaN fails too
+        raise ConcordError(f"CONCORD_SESSION_HOURS={text[:40]!r} is not a number of hours "
+                           "from 0.1 to 2160 (90 days)")
+    return hours

@@ -1,7 +1,8 @@
 """A study's labels as a Hugging Face ``datasets`` dataset (``export --format hf``).
 
-The folder holds, per configuration (``ratings``, ``rankings``, ``pairs``, ``adjudications``
-and, with images, ``images``; only those with rows):
+The folder holds, per configuration (``ratings``, ``rankings``, ``pairs``, ``adjudications``,
+``questionnaire`` (the answers to the study's questions, kept apart from the labels) and,
+with images, ``images``; only those with rows):
 
 - ``data/<config>.parquet``: Parquet with the declared ``Features`` in its schema, read by
   ``load_dataset("parquet", data_files=...)`` or by the Hub through the card's ``configs``;
@@ -47,6 +48,9 @@ SCHEMAS: dict[str, dict[str, str]] = {
                       "value": "float", "ranking": "str", "outcome": "str", "note": "str",
                       "actor": "str", "time": "str"},
     "images": {"prompt_id": "str", "model": "models", "sample": "int", "image": "image"},
+    "questionnaire": {"rater": "str", "participant_id": "str", "part": "str",
+                      "question": "str", "kind": "str", "text": "str", "answer": "str",
+                      "answer_json": "str", "revision": "int", "time": "str"},
 }
 
 

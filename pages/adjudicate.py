@@ -58,12 +58,15 @@ for n, item in enumerate(items):
         with st.form(key=f"adj_form_{n}"):
             if view == "rank":
                 value = st.multiselect("Order, best first", item["options"], key=f"adj_v_{n}")
-            else:
+            else:  # starts empty: a Save without a choice stores nothing
                 value = st.selectbox("Adjudicated value", item["options"], key=f"adj_v_{n}",
+                                     index=None, placeholder="Choose a value",
                                      format_func=lambda o, i=item: _label(o, i))
             note = st.text_input("Note (optional)", key=f"adj_note_{n}")
             save = st.form_submit_button("Save")
-        if save:
+        if save and (value is None or value == []):
+            st.error("Choose a value (or an order) first: nothing was saved.")
+        elif save:
             try:
                 adjudication.set_value(db, study, view, item["item_id"], item["criterion"],
                                        value, note=note, actor=user.name)

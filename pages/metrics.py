@@ -61,8 +61,8 @@ def live() -> None:
     st.subheader(f"Running and recent ({len(watched)})")
     for run_id in watched:
         v = metric_runs.view(session.db(), settings, run_id)
-        st.markdown(f"**{v.run_id}** · {v.status} · {v.metric or '…'} on {v.study or '…'}"
-                    f" · judge `{v.judge or '-'}`")
+        what = " on ".join(x for x in (v.metric, v.study) if x) or "metric and study not known yet"
+        st.markdown(f"**{v.run_id}** · {v.status} · {what} · judge `{v.judge or '-'}`")
         st.progress(v.fraction, text=f"{v.done} of {v.total or '?'} images "
                                      f"({v.errors} errors)")
         if v.log:

@@ -13,7 +13,13 @@ if study is None or user.rater_id is None:
 db = session.db()
 PAGE = 20
 st.title(f"My ratings · {study}")
-st.caption("Every change is kept: editing adds a new revision, the researcher sees the latest.")
+st.caption("Every change is kept: editing adds a new revision, the researcher sees the latest."
+           " Keys: J / K go down / up the rows, Enter opens the row in focus.")
+# The rows' buttons (Edit, Rate, Rank, Judge) in page order: J / K move the focus along them.
+ROWS = ", ".join(f"[class*='st-key-{k}'] button" for k in (
+    "edit_rating_", "rate_skipped_", "rank_skipped_", "edit_ranking_", "edit_pair_",
+    "pair_skipped_"))
+widgets.keyboard(widgets.Keys({}, moves={"j": 1, "k": -1}, ring=ROWS), key="my_work_keys")
 
 
 def page_of(rows: list, key: str) -> list:
@@ -33,7 +39,7 @@ def thumb(col, path) -> None:
 
 def rate_now(image_id: int) -> None:
     rating.reopen(db, study, user.rater_id, image_id)
-    rate_state.forget_item()
+    rate_state.SCREEN.forget()
 
 
 rated = rating.history(db, study, user.rater_id)
@@ -45,7 +51,7 @@ for row in page_of(rated, "my_rated_page"):
         widgets.literal(row["prompt"] or row["prompt_id"])
     c2.write(" · ".join(f"{k} {v:g}" for k, v in sorted(row["vals"].items())))
     if c3.button("Edit", key=f"edit_rating_{row['public_id']}"):
-        rate_state.start_edit(row["image_id"])
+        rate_state.SCREEN.start_edit(row["image_id"])
         st.switch_page("pages/rate.py")
 
 skipped = rating.skipped(db, study, user.rater_id)
@@ -71,7 +77,7 @@ if skipped_sets:
         c2.caption(f"Skipped: {row['reason']}")
         if c3.button("Rank", key=f"rank_skipped_{row['prompt_id']}"):
             ranking.reopen(db, study, user.rater_id, row["prompt_id"])
-            rank_state.forget()
+            rank_state.SCREEN.forget()
             st.switch_page("pages/rank.py")
 
 latest: dict = {}
@@ -84,7 +90,7 @@ for prompt_id, row in latest.items():
     with c1:
         widgets.literal(row["prompt"])
     if c2.button("Edit", key=f"edit_ranking_{prompt_id}"):
-        rank_state.start_edit(prompt_id)
+        rank_state.SCREEN.start_edit(prompt_id)
         st.switch_page("pages/rank.py")
 
 
@@ -99,7 +105,7 @@ def pair_rows() -> None:
             widgets.literal(row["prompt"] or "(no prompt text)")
         c3.write(pair_state.LABELS[row["outcome"]].capitalize())
         if c4.button("Edit", key=f"edit_pair_{row['pair_id']}"):
-            pair_state.start_edit(row["pair_id"])
+            pair_state.SCREEN.start_edit(row["pair_id"])
             st.switch_page("pages/pair.py")
     for row in pairs.skipped(db, study, user.rater_id):
         c1, c2, c3 = st.columns([6, 3, 1])
@@ -108,7 +114,7 @@ def pair_rows() -> None:
         c2.caption(f"Skipped pair: {row['reason']}")
         if c3.button("Judge", key=f"pair_skipped_{row['pair_id']}"):
             pairs.reopen(db, study, user.rater_id, row["pair_id"])
-            pair_state.forget()
+            pair_state.SCREEN.forget()
             st.switch_page("pages/pair.py")
 
 

@@ -3,8 +3,11 @@
 import streamlit as st
 
 from concord.services import pairs
-from concord.ui import onboarding_view, session, widgets
+from concord.services.common import Progress
+from concord.ui import onboarding_view, screen_view, session, widgets
 from concord.ui import pair_state as ps
+
+SCREEN = ps.SCREEN
 
 user = session.require_user()
 study = session.current_study(user.studies)
@@ -41,87 +44,71 @@ def side(item: pairs.PairItem, which: int) -> None:
         widgets.show_image(image.image_path, alt=f"{outcome} image")
 
 
-def actions(item: pairs.PairItem) -> None:
+def actions(item: pairs.PairItem, can_undo: bool) -> None:
     c1, c2, c3, c4, c5 = st.columns(5)
-    for col, (key, outcome, label) in zip((c1, c2), (("pair_tie", "tie", "Tie [T]"),
+    for col, (key, outcome, label) in zip((c1, c2), (("pair_tie", "tie", "[3 / T] Tie"),
                                                      ("pair_both_bad", "both_bad",
-                                                      "Both bad [B]")), strict=True):
+                                                      "[4 / B] Both bad")), strict=True):
         col.button(label, key=key, on_click=ps.choose, args=(study, rater_id, outcome),
                    type="primary" if item.current == outcome else "secondary",
                    width="stretch")
-    c3.button("Skip [S]", key="pair_skip_btn", on_click=ps.start_skip, width="stretch")
-    c4.button("Undo [U]", key="pair_undo", on_click=ps.undo, args=(study, rater_id),
-              help="Take back your last judgment and show that pair again", width="stretch")
+    c3.button("Skip [S]", key="pair_skip_btn", on_click=SCREEN.start_skip, width="stretch")
+    if can_undo:  # nothing to take back before the first judgment
+        c4.button("Undo [U]", key="pair_undo", on_click=SCREEN.undo, args=(study, rater_id),
+                  help="Take back your last judgment and show that pair again",
+                  width="stretch")
     if c5.button("Zoom [Z]", key="pair_zoom", width="stretch"):
         zoom(item)
-    if st.session_state.get(ps.SKIPPING):
-        with st.form("pair_skip_form"):
-            st.text_input("Why skip this pair?", key=ps.SKIP_REASON,
+    screen_view.skip_form(SCREEN, study, rater_id, what="pair",
                           placeholder="e.g. an image does not load, prompt unclear")
-            ok, cancel = st.columns(2)
-            ok.form_submit_button("Skip pair ⏎", key="pair_skip_ok", type="primary",
-                                  on_click=ps.skip_with_reason, args=(study, rater_id))
-            cancel.form_submit_button("Cancel [Esc]", key="pair_skip_cancel",
-                                      on_click=ps.cancel_skip)
 
 
-def keys(item: pairs.PairItem | None) -> widgets.Keys:
+def keys(can_undo: bool) -> widgets.Keys:
     left, right = widgets.widget_css("pair_pick_left"), widgets.widget_css("pair_pick_right")
     bindings = {"1": (left, 0, True), "ArrowLeft": (left, 0, True), "2": (right, 0, True),
                 "ArrowRight": (right, 0, True)}
-    bindings.update(widgets.button_keys({"t": "pair_tie", "b": "pair_both_bad",
-                                         "s": "pair_skip_btn", "u": "pair_undo",
-                                         "z": "pair_zoom"}))
-    clicks = [{"within": "[class*='st-key-pair_side_']",
-               "target": "[class*='st-key-pair_pick_'] button"}]
-    current = item.pair_id if item else None
-    if st.session_state.get(ps.SKIPPING):
-        return widgets.Keys(bindings, escape=widgets.widget_css("pair_skip_cancel"),
-                            focus=widgets.widget_css(ps.SKIP_REASON, "input"), clicks=clicks,
-                            item=current, opens=("s",),
-                            submit=widgets.widget_css("pair_skip_ok"))
-    return widgets.Keys(bindings, clicks=clicks, item=current, opens=("s",))
+    bindings.update(widgets.button_keys({"3": "pair_tie", "t": "pair_tie",
+                                         "4": "pair_both_bad", "b": "pair_both_bad",
+                                         "s": "pair_skip_btn", "z": "pair_zoom",
+                                         **({"u": "pair_undo"} if can_undo else {})}))
+    return SCREEN.keys(bindings, clicks=[{"within": "[class*='st-key-pair_side_']",
+                                          "target": "[class*='st-key-pair_pick_'] button"}])
 
 
-def head(item: pairs.PairItem | None, editing: bool) -> None:
+def head(item: pairs.PairItem | None, editing: bool, done: Progress) -> None:
     """Progress, notices, the prompt and what to judge: they stay in view."""
-    with st.container(key="concord_head"):
-        st.caption(f"Compare pairs · {study}" + (" · changing an earlier judgment"
-                                                 if editing else ""))
-        done = (item.progress if item is not None and item.progress is not None
-                else pairs.progress(session.db(), study, rater_id))
-        widgets.progress_and_notice(done.done, done.skipped, done.assigned, "pairs judged",
-                                    ps.NOTICE)
-        onboarding_view.check_warning(study, rater_id)
-        if item is None:
-            return
-        widgets.literal(item.prompt or "(no prompt text)", css="concord-prompt")
-        st.caption("Which image is better? " + " · ".join(
-            f"**{c.name}**: {c.definition}" for c in rubric.criteria))
+    screen_view.head(
+        SCREEN, f"Compare pairs · {study}" + (" · changing an earlier judgment"
+                                               if editing else ""),
+        study, rater_id, item=item, noun="pairs judged", done=done,
+        prompt=item.prompt if item is not None else None,
+        extra=lambda: st.caption("Which image is better? " + " · ".join(
+            f"**{c.name}**: {c.definition}" for c in rubric.criteria)))
 
 
 @st.fragment
 def pair_screen() -> None:
-    if not session.still_allowed():
-        st.error("Your invite link is no longer valid (revoked). Nothing more is saved; "
-                 "ask the researcher for a new link.")
+    if not screen_view.still_allowed():
         return
-    item = ps.current_item(study, rater_id)
-    widgets.keyboard(keys(item), key="pair_keys")
-    editing = st.session_state.get(ps.EDIT) is not None
-    head(item, editing)
+    item = SCREEN.current(study, rater_id)
+    done = screen_view.progress(item, lambda: pairs.progress(session.db(), study, rater_id))
+    can_undo = done.done > 0
+    widgets.keyboard(keys(can_undo), key="pair_keys")
+    editing = SCREEN.editing()
+    head(item, editing, done)
     if item is None:
         onboarding_view.finished_or(study, rater_id, "All done — thank you! Every pair "
                                     "assigned to you has been judged.", pairs.UNIT)
-        st.button("Undo last judgment [U]", key="pair_undo", on_click=ps.undo,
-                  args=(study, rater_id))
+        if can_undo:
+            st.button("Undo last judgment [U]", key="pair_undo", on_click=SCREEN.undo,
+                      args=(study, rater_id))
         return
     left, right = st.columns(2)
     with left:
         side(item, 0)
     with right:
         side(item, 1)
-    actions(item)
+    actions(item, can_undo)
     widgets.preload(list(item.preload))
 
 

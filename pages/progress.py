@@ -15,13 +15,21 @@ if study is None:
     st.stop()
 
 overview = {r["study"]: r for r in studies.overview(db)}[study]
-c1, c2, c3, c4, c5 = st.columns(5)
-c1.metric("Images", overview["images"])
-c2.metric("Ratings", overview["ratings"])
-c3.metric("Rankings", overview["rankings"],
+counts = studies.label_counts(db, study)  # as the statistics count: without excluded raters
+c1, c2, c3, c4, c5, c6 = st.columns(6)
+c1.metric("Rated images", f"{counts['rated_images']} / {counts['images']}",
+          help="images with at least one current rating")
+c2.metric("Rating values", counts["rating_values"],
+          help="one per image, rater and criterion: SC and PR count apart")
+c3.metric("Raters who rated", counts["raters_who_rated"])
+c4.metric("Rankings", counts["rankings"],
           help="one per prompt, rater and criterion (as on the dashboard)")
-c4.metric("Pair judgments", overview["pair_judgments"])
-c5.metric("Raters wanted per item", overview["raters_per_item"])
+c5.metric("Pair judgments", counts["pair_judgments"])
+c6.metric("Raters wanted per item", overview["raters_per_item"])
+if counts["excluded"]:
+    st.caption("Counts leave out the labels of raters excluded from the study (as the "
+               f"statistics do): {', '.join(counts['excluded'])}. The table below lists "
+               "everyone.")
 
 rows = studies.rater_progress(db, study)
 st.subheader("Per rater")

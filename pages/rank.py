@@ -3,8 +3,11 @@
 import streamlit as st
 
 from concord.services import ranking
-from concord.ui import onboarding_view, session, widgets
+from concord.services.common import BlindImage, Progress
+from concord.ui import onboarding_view, screen_view, session, widgets
 from concord.ui import rank_state as rk
+
+SCREEN = rk.SCREEN
 
 user = session.require_user()
 study = session.current_study(user.studies)
@@ -18,11 +21,11 @@ COLUMNS = 4
 
 
 @st.dialog("Image at actual size", width="large")
-def zoom(image: ranking.RankImage) -> None:
+def zoom(image: BlindImage) -> None:
     widgets.zoom_image(image.image_path, alt="image to rank, actual size")
 
 
-def slot(index: int, image: ranking.RankImage) -> None:
+def slot(index: int, image: BlindImage) -> None:
     # The image and its button share a container: a click on the image clicks the button.
     with st.container(key=f"rank_slot_{image.public_id}"):
         place = rk.draft().place_of(image.image_id)
@@ -31,7 +34,8 @@ def slot(index: int, image: ranking.RankImage) -> None:
         st.button(label, key=f"rank_pick_{image.public_id}", on_click=rk.toggle,
                   args=(study, rater_id, image.image_id),
                   type="primary" if place else "secondary", width="stretch")
-        if st.button("Zoom", key=f"rank_zoom_{image.public_id}", type="tertiary"):
+        if st.button(f"Zoom [Shift+{index % 10}]", key=f"rank_zoom_{image.public_id}",
+                     type="tertiary"):
             zoom(image)
 
 
@@ -43,81 +47,65 @@ def grid(rs: ranking.RankSet) -> None:
                 slot(start + offset + 1, image)
 
 
-def skip_form() -> None:
-    with st.form("rank_skip_form"):
-        st.text_input("Why skip this prompt?", key=rk.SKIP_REASON)
-        ok, cancel = st.columns(2)
-        ok.form_submit_button("Skip prompt ⏎", key="rank_skip_ok", type="primary",
-                              on_click=rk.skip_with_reason, args=(study, rater_id))
-        cancel.form_submit_button("Cancel [Esc]", key="rank_skip_cancel",
-                                  on_click=rk.cancel_skip)
-
-
 def controls(rs: ranking.RankSet) -> None:
     c1, c2, c3, c4 = st.columns(4)
     c1.button(f"Submit ⏎ ({rk.draft().ranked}/{len(rs.images)})", type="primary",
-              key="rank_submit", on_click=rk.submit, args=(study, rater_id))
-    c2.button("Undo pick [U]", key="rank_undo", on_click=rk.undo_pick, args=(study, rater_id))
-    c3.button("Reset [R]", key="rank_reset", on_click=rk.reset, args=(study, rater_id))
-    c4.button("Skip [S]", key="rank_skip_btn", on_click=rk.start_skip)
+              key="rank_submit", on_click=rk.submit, args=(study, rater_id), width="stretch")
+    c2.button("Undo pick [U]", key="rank_undo", on_click=rk.undo_pick, args=(study, rater_id),
+              width="stretch")
+    c3.button("Reset [R]", key="rank_reset", on_click=rk.reset, args=(study, rater_id),
+              width="stretch")
+    c4.button("Skip [S]", key="rank_skip_btn", on_click=SCREEN.start_skip, width="stretch")
     if rs.ties:
         st.toggle("Tie mode [T]: the next image shares the last rank", key=rk.TIE)
-    if st.session_state.get(rk.SKIPPING):
-        skip_form()
+    screen_view.skip_form(SCREEN, study, rater_id, what="prompt")
 
 
-def keys(rs: ranking.RankSet | None) -> widgets.Keys:
-    picks = widgets.widget_css("rank_pick_")
+def keys(rs: ranking.RankSet | None, can_undo: bool) -> widgets.Keys:
+    # A slot's number ranks that image; with Shift it shows it at actual size.
+    picks, zooms = widgets.widget_css("rank_pick_"), widgets.widget_css("rank_zoom_")
     bindings = {str(slot % 10): (picks, slot - 1, True) for slot in range(1, 11)}
+    bindings.update({f"shift+{slot % 10}": (zooms, slot - 1, True) for slot in range(1, 11)})
     bindings.update(widgets.button_keys({"u": "rank_undo", "r": "rank_reset",
                                          "s": "rank_skip_btn", "Enter": "rank_submit"}))
-    bindings["t"] = (widgets.widget_css(rk.TIE, "label"), 0, True)
-    clicks = [{"within": "[class*='st-key-rank_slot_']",
-               "target": "[class*='st-key-rank_pick_'] button"}]
-    item = rs.prompt_id if rs else None
-    if st.session_state.get(rk.SKIPPING):
-        return widgets.Keys(bindings, escape=widgets.widget_css("rank_skip_cancel"),
-                            focus=widgets.widget_css(rk.SKIP_REASON, "input"), clicks=clicks,
-                            item=item, opens=("s",),
-                            submit=widgets.widget_css("rank_skip_ok"))
-    return widgets.Keys(bindings, clicks=clicks, item=item, opens=("s",))
+    if rs is not None and rs.ties:
+        # The switch's own input: a click on its label is not seen by the widget.
+        bindings["t"] = (widgets.widget_css(rk.TIE, "input"), 0, True)
+    if can_undo:
+        bindings["shift+u"] = (widgets.widget_css("rank_undo_sub"), 0, True)
+    return SCREEN.keys(bindings, clicks=[{"within": "[class*='st-key-rank_slot_']",
+                                          "target": "[class*='st-key-rank_pick_'] button"}])
 
 
-def head(rs: ranking.RankSet | None) -> None:
-    with st.container(key="concord_head"):
-        st.caption(f"Rank images · {study}")
-        done = (rs.progress if rs is not None and rs.progress is not None
-                else ranking.progress(session.db(), study, rater_id))
-        widgets.progress_and_notice(done.done, done.skipped, done.assigned,
-                                    "prompts ranked", rk.NOTICE)
-        onboarding_view.check_warning(study, rater_id)
-        if rs is None:
-            return
-        widgets.literal(rs.prompt or "(no prompt text)", css="concord-prompt")
+def head(rs: ranking.RankSet | None, done: Progress) -> None:
+    def what() -> None:
         st.caption(" · ".join(f"**{c.name}**: {c.definition}" for c in rubric.criteria))
         st.caption("Click the images from best to worst (or press their slot number). "
-                   "Click a ranked image to take it out.")
+                   "Click a ranked image to take it out. Shift + its number: actual size.")
+
+    screen_view.head(SCREEN, f"Rank images · {study}", study, rater_id, item=rs, done=done,
+                     noun="prompts ranked", prompt=rs.prompt if rs is not None else None,
+                     extra=what)
 
 
 @st.fragment
 def ranking_screen() -> None:
-    if not session.still_allowed():
-        st.error("Your invite link is no longer valid (revoked). Nothing more is saved; "
-                 "ask the researcher for a new link.")
+    if not screen_view.still_allowed():
         return
-    rs = rk.current_set(study, rater_id)
-    widgets.keyboard(keys(rs), key="rank_keys")
-    head(rs)
+    rs = SCREEN.current(study, rater_id)
+    done = screen_view.progress(rs, lambda: ranking.progress(session.db(), study, rater_id))
+    can_undo = done.done > 0  # nothing to take back before the first ranking
+    widgets.keyboard(keys(rs, can_undo), key="rank_keys")
+    head(rs, done)
     if rs is None:
         onboarding_view.finished_or(study, rater_id, "All done — thank you! Every prompt "
                                     "assigned to you has been ranked.", ranking.UNIT)
-        st.button("Undo last ranking", key="rank_undo_sub", on_click=rk.undo_submission,
-                  args=(study, rater_id))
-        return
-    grid(rs)
-    controls(rs)
-    st.button("Undo last submitted ranking", key="rank_undo_sub", type="tertiary",
-              on_click=rk.undo_submission, args=(study, rater_id))
+    else:
+        grid(rs)
+        controls(rs)
+    if can_undo:
+        st.button("Undo last submitted ranking [Shift+U]", key="rank_undo_sub",
+                  type="tertiary", on_click=SCREEN.undo, args=(study, rater_id))
 
 
 ranking_screen()

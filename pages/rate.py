@@ -1,11 +1,16 @@
 """Scoring screen: one image beside its prompt, a score per rubric criterion, keyboard-first."""
 
+import dataclasses
+
 import streamlit as st
 
 from concord.rubrics import Rubric
 from concord.services import rating
-from concord.ui import checklist_view, onboarding_view, session, widgets
+from concord.services.common import Progress
+from concord.ui import checklist_view, onboarding_view, screen_view, session, widgets
 from concord.ui import rate_state as rs
+
+SCREEN = rs.SCREEN
 
 user = session.require_user()
 study = session.current_study(user.studies)
@@ -19,7 +24,7 @@ widgets.rater_style()
 
 def level_label(criterion, value: float, listed: bool = False) -> str:
     level = criterion.level(value)
-    # A checklist criterion's level keys give way to its conditions' keys.
+    # A checklist criterion's level keys give way to its conditions' keys (O, then ←/→).
     hint = f"[{level.key.upper()}] " if level.key and not listed else ""
     return f"{hint}{value:g} · {level.label}"
 
@@ -33,7 +38,8 @@ def choices(editing: bool, rubric: Rubric) -> None:
             listed = rubric.checklist(criterion.key) is not None
             st.radio(
                 f"**{criterion.key}** — {criterion.name}"
-                + (" (from the checklist; choose another value to override)" if listed else ""),
+                + (" (from the checklist; to override, choose another value: O, then ←/→)"
+                   if listed else ""),
                 list(criterion.values), index=None,
                 format_func=lambda v, c=criterion, x=listed: level_label(c, v, x),
                 captions=[lv.description for lv in criterion.levels], horizontal=True,
@@ -45,14 +51,16 @@ def choices(editing: bool, rubric: Rubric) -> None:
                               args=(study, rater_id, rubric))
 
 
-def actions(item: rating.Item) -> None:
+def actions(item: rating.Item, can_undo: bool) -> None:
     c1, c2, c3, c4 = st.columns(4)
-    c1.button("Skip [S]", key="rate_skip_btn", on_click=rs.start_skip)
+    c1.button("Skip [S]", key="rate_skip_btn", on_click=SCREEN.start_skip, width="stretch")
     c2.button("Flagged ✓ [F]" if item.flags else "Flag [F]", key="rate_flag",
-              on_click=rs.start_flag)
-    c3.button("Undo [U]", key="rate_undo", on_click=rs.undo, args=(study, rater_id),
-              help="Take back your last rating and show that image again")
-    if c4.button("Zoom [Z]", key="rate_zoom"):
+              on_click=SCREEN.start_form, args=("flag",), width="stretch")
+    if can_undo:  # nothing to take back before the first rating
+        c3.button("Undo [U]", key="rate_undo", on_click=SCREEN.undo, args=(study, rater_id),
+                  help="Take back your last rating and show that image again",
+                  width="stretch")
+    if c4.button("Zoom [Z]", key="rate_zoom", width="stretch"):
         zoom(item)
 
 
@@ -70,100 +78,74 @@ def zoom(item: rating.Item) -> None:
     widgets.zoom_image(item.image_path)
 
 
-def side_form(kind: str) -> None:
-    """The skip or flag form: a focused text field, Enter confirms, Esc cancels."""
-    skipping = kind == "skip"
-    with st.form(f"rate_{kind}_form"):
-        st.text_input("Why skip this image?" if skipping else
-                      "Note for the researcher (optional)",
-                      key=rs.SKIP_REASON if skipping else rs.FLAG_NOTE,
-                      placeholder="e.g. image does not load, prompt unclear" if skipping
-                      else "e.g. broken image, offensive content")
-        ok, cancel = st.columns(2)
-        ok.form_submit_button("Skip image ⏎" if skipping else "Flag image ⏎",
-                              key=f"rate_{kind}_ok", type="primary",
-                              on_click=rs.skip_with_reason if skipping else rs.flag_with_note,
-                              args=(study, rater_id))
-        cancel.form_submit_button("Cancel [Esc]", key=f"rate_{kind}_cancel",
-                                  on_click=rs.cancel_forms)
-
-
-def keys(item: rating.Item | None, rubric: Rubric) -> widgets.Keys:
-    bindings: dict[str, tuple[str, int, bool]] = {}
-    for criterion in rubric.criteria:
-        if rubric.checklist(criterion.key) is not None:
-            continue  # its keys go to the conditions (checklist_view.key_bindings)
-        radio = widgets.widget_css(rs.choice_key(criterion.key), "[role='radiogroup'] label")
-        for i, level in enumerate(criterion.levels):
-            if level.key:
-                bindings[level.key.lower()] = (radio, i, False)
+def keys(item: rating.Item | None, rubric: Rubric, can_undo: bool) -> widgets.Keys:
+    bindings = widgets.level_keys(rubric, rs.choice_key)
     bindings.update(checklist_view.key_bindings(rubric))
+    draft = [*checklist_view.draft_fields(rubric),
+             *(widgets.widget_css(rs.choice_key(c.key), "[role='radiogroup'] label")
+               for c in rubric.criteria)]
     bindings.update(widgets.button_keys({"Enter": "rate_submit", "s": "rate_skip_btn",
-                                         "f": "rate_flag", "u": "rate_undo",
-                                         "z": "rate_zoom"}))
-    form = ("skip" if st.session_state.get(rs.SKIPPING)
-            else "flag" if st.session_state.get(rs.FLAGGING) else None)
-    if form:
-        field = rs.SKIP_REASON if form == "skip" else rs.FLAG_NOTE
-        return widgets.Keys(bindings, escape=widgets.widget_css(f"rate_{form}_cancel"),
-                            focus=widgets.widget_css(field, "input"),
-                            item=item.public_id if item else None, opens=("s", "f"),
-                            submit=widgets.widget_css(f"rate_{form}_ok"))
-    return widgets.Keys(bindings, item=item.public_id if item else None, opens=("s", "f"))
+                                         "f": "rate_flag", "z": "rate_zoom",
+                                         "g": "rate_guide",
+                                         **({"u": "rate_undo"} if can_undo else {})}))
+    keyed = SCREEN.keys(bindings, opens=("s", "f"))
+    return dataclasses.replace(
+        keyed, cycles=checklist_view.override_keys(rubric),
+        enter_in=checklist_view.REASON_FIELDS if rubric.checklists else None,
+        draft=None if item is None or SCREEN.editing() else
+        {"id": SCREEN.draft_id(study, rater_id, item.public_id), "fields": draft})
 
 
-def head(item: rating.Item | None, editing: bool) -> None:
-    """Progress, notices and the prompt: they stay in view while the rater works."""
-    with st.container(key="concord_head"):
-        st.caption(f"Rate images · {study}" + (" · editing an earlier rating" if editing else ""))
-        # The progress came with the item (one look at the queue); at the end, ask for it.
-        done = (item.progress if item is not None and item.progress is not None
-                else rating.progress(session.db(), study, rater_id))
-        widgets.progress_and_notice(done.done, done.skipped, done.assigned, "rated", rs.NOTICE)
-        onboarding_view.check_warning(study, rater_id)
-        if item is None:
-            return
-        widgets.literal(item.prompt or "(no prompt text)", css="concord-prompt")
-        if item.instruction:
+def head(item: rating.Item | None, editing: bool, done: Progress) -> None:
+    """Progress, notices, the prompt (and an edit instruction): they stay in view."""
+    def instruction() -> None:
+        if item is not None and item.instruction:
             widgets.literal(f"Instruction: {item.instruction}")
 
+    screen_view.head(SCREEN, f"Rate images · {study}" + (" · editing an earlier rating"
+                                                        if editing else ""),
+                     study, rater_id, item=item, noun="rated", done=done,
+                     prompt=item.prompt if item is not None else None, extra=instruction)
 
-def panel(item: rating.Item, editing: bool, rubric: Rubric) -> None:
+
+def panel(item: rating.Item, editing: bool, rubric: Rubric, can_undo: bool) -> None:
     if item.source_image is not None:
         st.caption("Source image")
         widgets.show_image(item.source_image, alt="source image")
     if item.flags:
         notes = "; ".join(n for n in item.flags if n) or "no note"
         st.caption(f"You flagged this image ({notes}).")
-    if st.button("Rating guide", key="rate_guide", type="tertiary"):
+    if st.button("Rating guide [G]", key="rate_guide", type="tertiary"):
         guide(rubric)
     choices(editing, rubric)
-    actions(item)
-    if st.session_state.get(rs.SKIPPING):
-        side_form("skip")
-    elif st.session_state.get(rs.FLAGGING):
-        side_form("flag")
+    actions(item, can_undo)
+    screen_view.skip_form(SCREEN, study, rater_id, what="image",
+                          placeholder="e.g. image does not load, prompt unclear")
+    if SCREEN.open_form() == "flag":
+        screen_view.reason_form(SCREEN, "flag", study, rater_id,
+                                label="Note for the researcher (optional)", ok="Flag image",
+                                on_ok=rs.flag_with_note,
+                                placeholder="e.g. broken image, offensive content")
 
 
 @st.fragment
 def scoring() -> None:
-    if not session.still_allowed():
-        st.error("Your invite link is no longer valid (revoked). Nothing more is saved; "
-                 "ask the researcher for a new link.")
+    if not screen_view.still_allowed():
         return
-    item = rs.current_item(study, rater_id)
+    item = SCREEN.current(study, rater_id)
     # Each image is rated on its own dimension's rubric (``rubrics:`` in the manifest).
     rubric = item.rubric if item is not None and item.rubric is not None else default_rubric
-    widgets.keyboard(keys(item, rubric), key=f"rate_keys_{rubric.id}")
-    editing = st.session_state.get(rs.EDIT) is not None
-    head(item, editing)
+    done = screen_view.progress(item, lambda: rating.progress(session.db(), study, rater_id))
+    widgets.keyboard(keys(item, rubric, done.done > 0), key=f"rate_keys_{rubric.id}")
+    editing = SCREEN.editing()
+    head(item, editing, done)
     if item is None:
         onboarding_view.finished_or(study, rater_id, "All done — thank you! Every image "
                                     "assigned to you has been rated.", rating.UNIT)
         return
     left, right = st.columns([2, 3])
     with left:
-        panel(item, editing, rubric)
+        panel(item, editing, rubric, done.done > 0)
     with right, st.container(key="concord_image"):
         widgets.show_image(item.image_path)
     widgets.preload(item.preload)

@@ -5,7 +5,7 @@ import streamlit as st
 
 from concord.errors import ConcordError
 from concord.services import studies
-from concord.ui import crowd_admin, session
+from concord.ui import crowd_admin, questionnaire_view, session
 
 session.require_researcher()
 db = session.db()
@@ -42,6 +42,7 @@ with st.form("invite_form"):
 crowd_admin.link_form(db, study, base_url)
 crowd_admin.links_table(db, study)
 crowd_admin.status_and_pay(db, study)
+questionnaire_view.answers_table(db, study)  # beside the pay report, never in the stats
 
 st.subheader("All raters")
 rows = studies.raters(db)

@@ -1,11 +1,11 @@
-"""Before the first item: instructions and consent, then the practice block; the end
-screen for a rater who did not pass it, or whose session ended (too many skips or failed
-attention checks)."""
+"""Before the first item: instructions and consent, the questions before the items (a
+study's questionnaire), then the practice block; the end screen for a rater who did not
+pass it, or whose session ended (too many skips or failed attention checks)."""
 
 import streamlit as st
 
-from concord.services import onboarding
-from concord.ui import onboarding_view, session, widgets
+from concord.services import questionnaire
+from concord.ui import onboarding_view, questionnaire_view, session, signin, widgets
 
 user = session.require_user()
 study = session.current_study(user.studies)
@@ -13,8 +13,11 @@ if study is None or user.rater_id is None:
     st.info("You have no study yet.")
     st.stop()
 widgets.rater_style()
-stage = onboarding.stage(session.db(), study, user.rater_id)
-if st.session_state.get(onboarding_view.FEEDBACK) is not None or stage == "practice":
+stage = signin.onboarding_stage(session.db(), user)
+if stage == "before":
+    questionnaire_view.form(study, user.rater_id, "before", questionnaire.open_part(
+        session.db(), study, user.rater_id, "before"))
+elif stage == "practice":
     # The feedback on the last practice item stays on screen until the rater goes on.
     onboarding_view.practice(study, user.rater_id)
 elif stage == "consent":

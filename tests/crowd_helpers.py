@@ -35,3 +35,40 @@ def make_crowd_study(root: Path, *, quota: int = 4, prompts: int = 5, practice: 
                                  extra="gold: gold.csv\n" + crowd)
     (root / "gold.csv").write_text(GOLD, encoding="utf-8")
     return manifest
+
+
+QUESTIONNAIRE = """questionnaire:
+  before:
+    - id: age
+      kind: number
+      text: How old are you?
+      required: true
+      min: 18
+      max: 120
+      integer: true
+    - id: colour_vision
+      kind: single
+      text: Do you have a colour vision deficiency?
+      options: ["No", "Yes", "I do not know"]
+      required: true
+    - id: device
+      kind: multiple
+      text: Which devices do you look at images on?
+      options: [Phone, Laptop, Desktop monitor]
+  after:
+    - id: ai_help
+      kind: single
+      text: Did you use AI help?
+      options: ["No", "Yes"]
+      required: true
+    - id: confidence
+      kind: likert
+      text: How confident are you in your ratings?
+      points: 5
+      low: not at all
+      high: very
+    - id: feedback
+      kind: text
+      text: Anything to tell us?
+      max_length: 500
+"""

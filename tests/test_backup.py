@@ -333,3 +333,14 @@ def test_restore_repairs_a_database_changed_by_hand(capsys, dbp, tmp_path):
     assert conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'eat'").fetchone() == (1,)
     conn.close()
     assert _cli(capsys, dbp, "studies")[0] == 0
+
+
+@pytest.mark.parametrize("where", ["missing/deeper", "afile"])
+def test_backup_into_a_folder_that_is_not_there_names_the_folder(capsys, dbp, tmp_path, where):
+    (tmp_path / "afile").write_text("x")
+    target = tmp_path / where / "b.db"
+    code, _, err = _cli(capsys, dbp, "backup", str(target))
+    assert code == 1
+    assert f"cannot write the backup {target}: the folder {target.parent}" in err
+    assert str(dbp) not in err.replace(str(target), "")  # the database is not blamed
+    assert not target.exists()

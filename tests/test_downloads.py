@@ -19,6 +19,7 @@ CLI = {"csv": ["--format", "csv"], "jsonl": ["--format", "jsonl"],
        "parquet": ["--format", "parquet"], "checklist": ["--format", "checklist"],
        "history": ["--format", "history", "--as", "csv"],
        "adjudications": ["--format", "adjudications", "--as", "csv"],
+       "questionnaire": ["--format", "questionnaire", "--as", "csv"],
        "label-studio": ["--format", "label-studio"]}
 
 

@@ -18,7 +18,7 @@ import subprocess
 import pytest
 
 from concord.ui import rate_state as rs
-from concord.ui import widgets
+from concord.ui import screen, widgets
 from tests.foundation_helpers import ROOT
 
 NODE = shutil.which("node")
@@ -42,22 +42,20 @@ def _rate_keys(skipping: bool) -> widgets.Keys:
     bindings.update(widgets.button_keys({"Enter": "rate_submit", "s": "rate_skip_btn",
                                          "f": "rate_flag", "u": "rate_undo",
                                          "z": "rate_zoom"}))
-    if skipping:
-        return widgets.Keys(bindings, escape=widgets.widget_css("rate_skip_cancel"),
-                            focus=widgets.widget_css(rs.SKIP_REASON, "input"), item="img-1",
-                            submit=widgets.widget_css("rate_skip_ok"),
-                            opens=("s", "f"))
-    return widgets.Keys(bindings, item="img-1", opens=("s", "f"))
+    return screen.screen_keys("rate", bindings, form="skip" if skipping else None,
+                              item="img-1", opens=("s", "f"))
 
 
 def _rank_keys() -> widgets.Keys:
-    picks = widgets.widget_css("rank_pick_")
+    picks, zooms = widgets.widget_css("rank_pick_"), widgets.widget_css("rank_zoom_")
     bindings = {str(slot % 10): (picks, slot - 1, True) for slot in range(1, 11)}
+    bindings.update({f"shift+{slot % 10}": (zooms, slot - 1, True) for slot in range(1, 11)})
     bindings.update(widgets.button_keys({"u": "rank_undo", "r": "rank_reset",
-                                         "s": "rank_skip_btn", "Enter": "rank_submit"}))
+                                         "s": "rank_skip_btn", "Enter": "rank_submit",
+                                         "shift+u": "rank_undo_sub"}))
     clicks = [{"within": "[class*='st-key-rank_slot_']",
                "target": "[class*='st-key-rank_pick_'] button"}]
-    return widgets.Keys(bindings, clicks=clicks, item=7, opens=("s",))
+    return screen.screen_keys("rank", bindings, form=None, item=7, clicks=clicks)
 
 
 def test_keys_js_under_node(tmp_path, monkeypatch):

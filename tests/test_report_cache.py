@@ -23,7 +23,8 @@ from concord.store.db import open_db
 from concord.store.migrations import migrations
 from tests.helpers import ROOT
 
-OWN = {"report_cache", "data_changes", "signin_failures"}  # no change triggers
+OWN = {"report_cache", "data_changes", "signin_failures", "research_sessions",
+       "questionnaire_answers"}  # no change triggers
 
 
 def tables(db: Database) -> list[str]:

@@ -298,7 +298,7 @@ def test_delete_study_removes_every_row_and_keeps_raters(db, study_factory, tmp_
     keep_before = db.execute("SELECT COUNT(*) FROM images WHERE study_id = ?",
                              [study_id(db, "keep")]).fetchone()[0]
     counts = studies.delete(db, "s1")
-    assert counts["ratings"] == 2
+    assert (counts["rating_values"], counts["rated_images"]) == (2, 1)  # SC and PR of one
     assert counts["images"] == 6
     assert all(v == 0 for v in _references(db, sid).values()), _references(db, sid)
     assert {r[0] for r in db.execute("SELECT name FROM raters").fetchall()} == {"alice", "bob"}
@@ -306,7 +306,7 @@ def test_delete_study_removes_every_row_and_keeps_raters(db, study_factory, tmp_
                       [study_id(db, "keep")]).fetchone()[0] == keep_before
     last = next(iter(db.query("SELECT * FROM audit_log ORDER BY id DESC LIMIT 1")))
     assert (last["action"], last["study"]) == ("delete_study", "s1")
-    assert loads(last["detail"])["ratings"] == 2
+    assert loads(last["detail"])["rating_values"] == 2
 
 
 def test_delete_unknown_study_names_it(db):

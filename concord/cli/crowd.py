@@ -23,7 +23,7 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
                                      "printed once; only a hash of its token is stored. The "
                                      "platform appends its participant parameters.")
     lk.add_argument("--study", required=True, help="the study")
-    lk.add_argument("--platform", choices=sorted(crowd.PLATFORMS), default="prolific",
+    lk.add_argument("--platform", choices=sorted(crowd.PLATFORMS), default=crowd.DEFAULT_PLATFORM,
                     help="which participant parameters the link expects (default: prolific)")
     done = lk.add_mutually_exclusive_group()
     done.add_argument("--completion-code", help="code shown to raters who finish")

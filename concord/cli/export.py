@@ -15,7 +15,8 @@ from concord.errors import ConcordError
 # Spelled out rather than taken from concord.export (pandas, pyarrow), so that a mistyped
 # command fails fast; tests/test_cli.py checks they match.
 LABEL_FORMATS = ("csv", "jsonl", "parquet", "imagenhub", "checklist")
-TABLES = ("history", "adjudications")  # tables whose file type follows -o's suffix or --as
+# Tables whose file type follows -o's suffix or --as.
+TABLES = ("history", "adjudications", "questionnaire")
 TABLE_TYPES = ("csv", "jsonl", "parquet")
 FOLDERS = ("imagenhub", "hf")
 FORMATS = (*LABEL_FORMATS, *TABLES, "hf", "label-studio")
@@ -30,9 +31,11 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
         "condition (ticked, derived and final value, override reason). "
         "imagenhub: <Task>/<Task>_<rater>.tsv files in a folder. "
         "history: every revision (edits and undos too). adjudications: the "
-        "adjudicated values. history and adjudications are CSV, JSONL or Parquet "
-        "by -o's suffix (or --as). hf: a Hugging Face datasets folder (Parquet, "
-        "save_to_disk, dataset card; needs 'pip install datasets'). label-studio: "
+        "adjudicated values. questionnaire: each participant's current answers to the "
+        "study's questions (never part of the labels). history, adjudications and "
+        "questionnaire are CSV, JSONL or Parquet by -o's suffix (or --as). hf: a "
+        "Hugging Face datasets folder (Parquet, save_to_disk, dataset card; needs 'pip "
+        "install datasets'). label-studio: "
         "Label Studio tasks with annotations (JSON). See docs/exports.md."
     )
     p.add_argument("--study", required=True, help="the study to export")
@@ -40,7 +43,8 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output",
                    help="output file (folder for imagenhub and hf), replaced atomically")
     p.add_argument("--as", dest="table_type", choices=TABLE_TYPES,
-                   help="file type of history/adjudications (default: from -o's suffix)")
+                   help="file type of history/adjudications/questionnaire (default: from "
+                        "-o's suffix)")
     p.add_argument("--with-images", action="store_true",
                    help="hf: add the images (metadata-free) as an 'images' configuration")
     p.add_argument("--image-root", default="",
@@ -92,12 +96,14 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _table_bytes(db, args: argparse.Namespace) -> bytes:
-    from concord.services import adjudication, exports, labels
+    from concord.services import adjudication, exports, labels, questionnaire
 
     if args.format in TABLES:
         kind = exports.table_type(args.output, args.table_type)
         frame = (exports.history_frame(db, args.study, include_excluded=args.include_excluded)
                  if args.format == "history"
+                 else questionnaire.answers_frame(db, args.study)
+                 if args.format == "questionnaire"
                  else adjudication.adjudications_frame(db, args.study))
         args.parquet = kind == "parquet"
         return exports.table_bytes(frame, kind)

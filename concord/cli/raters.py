@@ -27,7 +27,9 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
 
     ls = rsub.add_parser("list", help="list raters with their studies and counts",
                          description="One line per rater: role, active or revoked, studies, "
-                                     "current ratings and rankings, when they were created.")
+                                     "rated images, rating values (one per image and "
+                                     "criterion: SC and PR count apart) and rankings (in "
+                                     "--study, or in all studies), when they were created.")
     ls.add_argument("--study", help="only raters of this study")
     ls.set_defaults(func=_list)
 
@@ -74,7 +76,8 @@ def _list(args: argparse.Namespace, settings: Settings) -> int:
     rows = studies.raters(db_for(settings), args.study)
     for r in rows:
         r["status"] = "revoked" if r.pop("link") == "revoked" else "active"
-    print_table(rows, ["name", "role", "status", "studies", "ratings", "rankings", "created_at"])
+    print_table(rows, ["name", "role", "status", "studies", "rated_images", "rating_values",
+                       "rankings", "created_at"])
     return 0
 
 

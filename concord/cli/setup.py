@@ -28,8 +28,9 @@ def _init_parser(p: argparse.ArgumentParser) -> None:
 def _reset_parser(p: argparse.ArgumentParser) -> None:
     p.description = ("Make a new researcher sign-in secret and print it (once: only its "
                      "scrypt hash is kept, in <db>.admin-secret). Researchers signed in with "
-                     "the old one are signed out; a pause of sign-ins after too many failed "
-                     "attempts is lifted. Not for a secret set by CONCORD_ADMIN_SECRET.")
+                     "the old one are signed out, in every browser; a pause of sign-ins "
+                     "after too many failed attempts is lifted. Not for a secret set by "
+                     "CONCORD_ADMIN_SECRET.")
     p.set_defaults(func=_reset_secret)
 
 
@@ -84,12 +85,16 @@ def _print_secret(done: secret.SetUp) -> None:
 
 def _reset_secret(args: argparse.Namespace, settings: Settings) -> int:
     shown = secret.reset(settings)
-    from concord.services import auth
+    from concord.services import auth, research_session
 
-    lifted = auth.clear_failures(db_for(settings))
+    db = db_for(settings)
+    lifted = auth.clear_failures(db)
+    ended = research_session.end_all(db)  # they would end anyway: their secret is gone
     _print_secret(secret.SetUp(str(secret.secret_file(settings)), shown))
     if lifted:
         print(f"forgot {lifted} failed sign-in attempt(s): researchers can sign in now")
+    if ended:
+        print(f"signed out {ended} researcher session(s)")
     return 0
 
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from concord import check_settings, crowd_settings, display
+from concord import check_settings, crowd_settings, devices, display
+from concord import questionnaire as questions
 from concord.crowd_settings import CrowdSettings
 from concord.errors import InputError, Problem
 from concord.importers.images import DEFAULT_MAX_PIXELS
@@ -33,7 +34,7 @@ KNOWN_KEYS = {
     "name", "description", "protocol", "rubric", "layout", "root", "prompts", "questions",
     "models", "raters_per_item", "ranking", "gold", "max_pixels", "tasks", "variants",
     "benchmark", "seed", "lease_minutes", "quality", "pairs", "rubrics", "crowd", "checklist",
-    "display", "comments",
+    "display", "comments", "devices", "questionnaire",
 }
 COMMENT_MODES = ("off", "optional", "required")  # concord.services.comments
 MAX_LEASE_MINUTES = 7 * 24 * 60
@@ -84,6 +85,8 @@ class Manifest:
     # ``display``: None (decided at import: on when the models' images differ), False (off)
     # or {size?, format} (concord.display); the import resolves it into the settings.
     display: dict[str, Any] | bool | None = None
+    devices: devices.Devices | None = None  # screens the study needs (concord.devices)
+    questionnaire: questions.Questionnaire | None = None  # before / after the items
 
     def settings(self) -> dict[str, Any]:
         """Study settings stored in the database."""
@@ -103,6 +106,8 @@ class Manifest:
             **({"crowd": self.crowd.stored()} if self.crowd.stored() else {}),
             **({"checklist": True} if self.checklist else {}),
             **({"comments": self.comments} if self.comments != "off" else {}),
+            **({"devices": self.devices.stored()} if self.devices else {}),
+            **({"questionnaire": self.questionnaire.stored()} if self.questionnaire else {}),
             "ranking": {"ties": r.ties, "sample": r.sample, "seed": r.seed,
                         "prompts_per_dimension": r.prompts_per_dimension},
         }
@@ -286,7 +291,9 @@ def _fill_numbers(m: Manifest, d: dict[str, Any], bad: Any) -> None:
     m.quality = _quality(d.get("quality"), bad)
     m.crowd, crowd_problems = crowd_settings.parse(d.get("crowd"))
     m.display, display_problems = display.parse(d.get("display"))
-    for key, message in crowd_problems + display_problems:
+    m.devices, device_problems = devices.parse(d.get("devices"))
+    m.questionnaire, question_problems = questions.parse(d.get("questionnaire"))
+    for key, message in crowd_problems + display_problems + device_problems + question_problems:
         bad(key, message)
     benchmark = d.get("benchmark")
     if benchmark is not None and not isinstance(benchmark, str):

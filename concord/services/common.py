@@ -7,6 +7,7 @@ import functools
 import hashlib
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlite_utils import Database
 
@@ -36,6 +37,16 @@ class Progress:
         if self.by_quota:
             return max(self.assigned - self.done, 0)
         return max(self.assigned - self.done - self.skipped, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class BlindImage:
+    """An image as a rater's screen gets it (a side of a pair, one of a ranking set): by
+    opaque id, never by model."""
+
+    image_id: int
+    public_id: str
+    image_path: Path
 
 
 def new_submission() -> str:
@@ -69,13 +80,21 @@ def study_rubric(study: study_store.Study, rubric_id: str) -> Rubric:
     return rubric(rubric_id)
 
 
+# A rater the database no longer holds: it was restored from a copy older than their link.
+UNKNOWN_LINK = ("this invite link is not known here (any more): the study's data may have "
+                "been restored from an earlier copy")
+
+
 def member_study(db: Database, study_name: str, rater_id: int) -> study_store.Study:
     """The study, if this rater is assigned to it and still allowed in; AuthError otherwise.
 
     Every rater action goes through here, so a revoked invite stops working at once, even
     in a browser tab that was already open.
     """
-    if rater_store.is_revoked(db, rater_id):
+    state = rater_store.link_state(db, rater_id)
+    if state == "unknown":
+        raise AuthError(UNKNOWN_LINK)
+    if state == "revoked":
         raise AuthError("this invite link has been revoked")
     study = study_store.get_study(db, study_name)
     if study.id not in rater_store.studies_of(db, rater_id):

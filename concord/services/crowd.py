@@ -32,6 +32,7 @@ from sqlite_utils import Database
 from concord.crowd_settings import CrowdSettings
 from concord.errors import AuthError, ConcordError, NotFoundError
 from concord.services.crowd_ids import (  # noqa: F401 - re-exported for callers
+    DEFAULT_PLATFORM,
     MTURK_PREVIEW,
     PLATFORMS,
     JoinError,
@@ -94,7 +95,8 @@ def _check_codes(codes: Mapping[str, str | None]) -> dict[str, str | None]:
     return out
 
 
-def create_link(db: Database, study_name: str, base_url: str, *, platform: str = "prolific",
+def create_link(db: Database, study_name: str, base_url: str, *,
+                platform: str = DEFAULT_PLATFORM,
                 codes: Mapping[str, str | None] | None = None, rotate: bool = False,
                 strict_ids: bool = True, actor: str = "cli") -> CreatedLink:
     """A new study link; with ``rotate`` the study's active links are revoked first. With
@@ -149,6 +151,13 @@ class _Visit:
     rater_id: int = 0
     name: str = ""
     token: str = ""
+
+
+def link_study(db: Database, link_token: str) -> study_store.Study | None:
+    """The study an open study link leads to (None for an unknown or closed link), read
+    before joining: a study's screen requirements are checked before anyone joins."""
+    link = crowd_store.link_for_token(db, link_token) if link_token else None
+    return study_store.get_study_by_id(db, link.study_id) if link and link.active else None
 
 
 def join(db: Database, link_token: str, params: Mapping[str, str], *,

@@ -50,6 +50,8 @@ PLATFORMS = {
                       "assignmentId"),
     "none": Platform("this study", "participant", (), False, None, GENERIC_HINT, "", None),
 }
+# The platform a study link is for unless told otherwise (the CLI and the Raters page).
+DEFAULT_PLATFORM = "prolific"
 # MTurk shows a HIT to workers before they accept it with this assignment id.
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 _PARAM = re.compile(r"[\x21-\x7e]{1,512}")  # visible ASCII (turkSubmitTo is a URL)

@@ -45,6 +45,8 @@ DOWNLOADS = (
              "Every revision of every label, edits and undos included."),
     Download("adjudications", "Adjudicated values (CSV)", "adjudications.csv", "text/csv",
              "The values set on the Adjudicate page, kept apart from the raters' own."),
+    Download("questionnaire", "Questionnaire answers (CSV)", "questionnaire.csv", "text/csv",
+             "Each participant's answers to the study's questions (never in the labels)."),
     Download("label-studio", "Label Studio tasks (JSON)", "label-studio.json",
              "application/json", "Tasks with the current ratings as annotations."),
     Download("label-studio-config", "Label Studio labeling config (XML)",
@@ -56,8 +58,10 @@ DOWNLOADS = (
 def available(db: Database, study: str) -> list[Download]:
     """The downloads ``study`` has: the labeling config needs the study's default rubric."""
     rubrics = rubric_choice.study_rubrics(study_store.get_study(db, study))
+    asked = bool(study_store.get_study(db, study).settings.get("questionnaire"))
     return [d for d in DOWNLOADS
-            if d.key != "label-studio-config" or rubrics.default is not None]
+            if (d.key != "label-studio-config" or rubrics.default is not None)
+            and (d.key != "questionnaire" or asked)]
 
 
 def check(db_path: str | Path, study: str) -> None:
@@ -84,7 +88,7 @@ def build(db_path: str | Path, study: str, key: str, *, include_excluded: bool =
 def _bytes(db: Database, study: str, key: str, include_excluded: bool) -> bytes:
     # Imported here: the Export page renders its buttons without pandas' writers.
     from concord import export
-    from concord.services import adjudication, exports, label_studio, labels
+    from concord.services import adjudication, exports, label_studio, labels, questionnaire
 
     if key in ("csv", "jsonl", "parquet", "checklist"):
         return labels.export_bytes(db, study, key, include_excluded=include_excluded)
@@ -96,6 +100,8 @@ def _bytes(db: Database, study: str, key: str, include_excluded: bool) -> bytes:
             db, study, include_excluded=include_excluded), "csv")
     if key == "adjudications":
         return exports.table_bytes(adjudication.adjudications_frame(db, study), "csv")
+    if key == "questionnaire":
+        return exports.table_bytes(questionnaire.answers_frame(db, study), "csv")
     if key == "label-studio":
         return label_studio.export_bytes(db, study, include_excluded=include_excluded)[0]
     return label_studio.study_config(db, study).encode("utf-8")

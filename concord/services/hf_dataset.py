@@ -19,7 +19,7 @@ from sqlite_utils import Database
 from concord import hf_export
 from concord.display import Display
 from concord.errors import ConcordError
-from concord.services import adjudication, labels, report, rubric_choice
+from concord.services import adjudication, labels, questionnaire, report, rubric_choice
 from concord.services.media import served_image
 from concord.store import frames
 from concord.store import studies as study_store
@@ -46,7 +46,8 @@ def export_hf(db: Database, study_name: str, directory: Path, *, with_images: bo
                  columns={"created_at": "time"}),
              "pairs": labels.pair_judgments(db, study_name, **kw).rename(
                  columns={"created_at": "time"}),
-             "adjudications": adjudication.adjudications_frame(db, study_name)}
+             "adjudications": adjudication.adjudications_frame(db, study_name),
+             "questionnaire": questionnaire.answers_frame(db, study_name)}
     info = frames.images_frame(db, study.id)
     if with_images:
         parts["images"] = _images(info, study.root, Display.of(study.settings))
@@ -84,7 +85,9 @@ def _card_body(study: study_store.Study, sets: dict, parts: dict, doc: dict) -> 
              "ratings = load_dataset(\"parquet\", data_files=\"data/ratings.parquet\")[\"train\"]"
              "\nsame = load_from_disk(\"arrow/ratings\")\n```\n",
              "Adjudicated values (if any) are in `adjudications`; they are not applied to the "
-             "labels or to the agreement numbers below.\n", "## What raters saw\n",
+             "labels or to the agreement numbers below. Answers to the study's questionnaire "
+             "(if any) are in `questionnaire`, one row per participant and question; no "
+             "number below uses them.\n", "## What raters saw\n",
              _display_text(Display.of(study.settings)), "## Rubric\n", *_rubric(study),
              "## Raters\n", *_raters(parts), "## Agreement\n",
              "From the study's statistics report (`concord stats`; raters excluded from the "

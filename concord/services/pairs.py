@@ -31,23 +31,14 @@ OUTCOMES = ("left", "right", "tie", "both_bad")
 
 
 @dataclass(frozen=True, slots=True)
-class PairImage:
-    """One side of a pair, by opaque id (blind)."""
-
-    image_id: int
-    public_id: str
-    image_path: Path
-
-
-@dataclass(frozen=True, slots=True)
 class PairItem:
     """A pair as this rater sees it; ``current`` is their latest outcome (also one an undo
     took back), shown as the choice made."""
 
     pair_id: int
     prompt: str
-    left: PairImage
-    right: PairImage
+    left: common.BlindImage
+    right: common.BlindImage
     submission: str
     current: str | None = None
     progress: common.Progress | None = None
@@ -68,9 +59,9 @@ def pair_rubric(db: Database, study_name: str, rater_id: int) -> Rubric:
     return common.study_rubric(study, study.rubric if own else "tiif-ranking")
 
 
-def _side(db: Database, base: Path, image_id: int) -> PairImage:
+def _side(db: Database, base: Path, image_id: int) -> common.BlindImage:
     row = items.image(db, image_id)
-    return PairImage(row.id, row.public_id, base / (row.path or ""))
+    return common.BlindImage(row.id, row.public_id, base / (row.path or ""))
 
 
 def _item(db: Database, study: study_store.Study, rater_id: int, pair_id: int) -> PairItem:

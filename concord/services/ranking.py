@@ -29,21 +29,12 @@ CRITERION = "overall"
 
 
 @dataclass(frozen=True, slots=True)
-class RankImage:
-    """One image of a ranking set, by opaque id (blind)."""
-
-    image_id: int
-    public_id: str
-    image_path: Path
-
-
-@dataclass(frozen=True, slots=True)
 class RankSet:
     """The images of one prompt in this rater's display order."""
 
     prompt_id: int
     prompt: str
-    images: tuple[RankImage, ...]
+    images: tuple[common.BlindImage, ...]
     ties: bool
     submission: str
     current: dict[int, float] = field(default_factory=dict)
@@ -70,7 +61,7 @@ def _display(db: Database, study, rater_id: int, prompt_id: int) -> RankSet:
     shown = [r.id for r in rows]
     return RankSet(
         prompt_id=prompt_id, prompt=items.prompt_row(db, prompt_id)["text"],
-        images=tuple(RankImage(r.id, r.public_id, base / (r.path or "")) for r in rows),
+        images=tuple(common.BlindImage(r.id, r.public_id, base / (r.path or "")) for r in rows),
         ties=bool(ranking.get("ties", False)), submission=common.new_submission(),
         current=ranks,
         draft=(RankingDraft.from_json(saved, shown) if saved is not None

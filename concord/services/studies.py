@@ -12,6 +12,7 @@ from concord.config import DEMO_MANIFEST
 from concord.errors import InputError, NotFoundError
 from concord.names import check_name
 from concord.plan import ImportSummary
+from concord.store import exclusions as exclusion_store
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
 from concord.store import work
@@ -111,13 +112,23 @@ def overview(db: Database) -> list[dict[str, Any]]:
     return rows
 
 
-def rater_progress(db: Database, study_name: str) -> list[dict[str, Any]]:
-    """Per rater and unit: done, open, skipped (the researcher's progress page)."""
+def label_counts(db: Database, study_name: str) -> dict[str, Any]:
+    """The study's counts as its statistics see them (``study_counts`` without the labels
+    of raters excluded from the study), with ``excluded``: those raters' names."""
     study = study_store.get_study(db, study_name)
+    return {**study_store.study_counts(db, study.id, skip_excluded=True),
+            "excluded": sorted(exclusion_store.excluded_names(db, study.id))}
+
+
+def rater_progress(db: Database, study_name: str) -> list[dict[str, Any]]:
+    """Per rater and unit: done, open, skipped, and whether the rater is excluded from the
+    study's statistics (the researcher's progress page)."""
+    study = study_store.get_study(db, study_name)
+    left_out = exclusion_store.excluded_names(db, study.id)
     out = []
     for unit, name in (("image", "scoring"), ("prompt", "ranking"), ("pair", "pairs")):
         for row in work.coverage_summary(db, study.id, unit):
-            out.append({"unit": name, **row})
+            out.append({"unit": name, **row, "excluded": row["rater"] in left_out})
     return out
 
 
@@ -134,14 +145,16 @@ def flags_and_skips(db: Database, study_name: str) -> list[dict[str, Any]]:
 
 def raters(db: Database, study_name: str | None = None) -> list[dict[str, Any]]:
     """Raters (of one study, or all) with ``link`` ("active", "revoked" or "none"),
-    studies, counts of current ratings and rankings, and when they were created."""
+    studies, ``rated_images``, ``rating_values`` (SC and PR count apart) and ``rankings``
+    (in that study, or in all), and when they were created."""
     study_id = study_store.get_study(db, study_name).id if study_name else None
     out = []
     for r in rater_store.list_raters(db, study_id):
         link = "revoked" if r["revoked_at"] else "active" if r["has_link"] else "none"
         out.append({"name": r["name"], "role": r["role"], "link": link,
-                    "studies": r["studies"], "ratings": r["ratings"],
-                    "rankings": r["rankings"], "created_at": r["created_at"]})
+                    "studies": r["studies"], "rated_images": r["rated_images"],
+                    "rating_values": r["rating_values"], "rankings": r["rankings"],
+                    "created_at": r["created_at"]})
     return out
 
 

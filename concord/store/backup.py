@@ -68,6 +68,11 @@ def backup(db: Database, target: Path) -> Contents:
         ConcordError: ``target`` is the database itself or cannot be written.
     """
     target = Path(target)
+    folder = target.parent
+    if not folder.is_dir():  # said of the backup, not of the database being copied
+        raise ConcordError(f"cannot write the backup {target}: the folder {folder} "
+                           + ("is a file, not a folder" if folder.exists() else
+                              f"does not exist (create it first: mkdir -p {folder})"))
     source = Path(db.conn.execute("PRAGMA database_list").fetchone()[2])
     if target.exists() and source.exists() and os.path.samefile(target, source):
         raise ConcordError(f"cannot back up {source} onto itself; name another file")
@@ -149,6 +154,8 @@ def restore(db_path: Path, source_path: Path, *, confirm: bool) -> Restored:
                 safety, seen = swap.swap_in(live, copy, db_path, str(source_path))
             with transaction(live):  # the dashboard never takes it for a database it saw
                 report_cache.raise_changes(live, seen)
+                # A session signed out since the backup was taken must not come back.
+                live.execute("DELETE FROM research_sessions")
         finally:
             live.close()
     finally:

@@ -99,11 +99,18 @@ def rater_for_token(db: Database, token: str) -> Rater:
         raise AuthError("no invite token given")
     rows = list(db.query("SELECT * FROM raters WHERE token_hash = ?", [hash_token(token)]))
     if not rows:
-        raise AuthError("this invite link is not valid")
+        raise AuthError("this invite link is not valid (or not known here any more)")
     rater = _row(rows[0])
     if rater.revoked:
         raise AuthError("this invite link has been revoked")
     return rater
+
+
+def link_state(db: Database, rater_id: int) -> str:
+    """``active``, ``revoked``, or ``unknown`` for a rater the database does not hold (one
+    added after the backup it was restored from)."""
+    row = db.execute("SELECT revoked_at FROM raters WHERE id = ?", [rater_id]).fetchone()
+    return "unknown" if row is None else "revoked" if row[0] is not None else "active"
 
 
 def is_revoked(db: Database, rater_id: int) -> bool:
@@ -126,18 +133,24 @@ def studies_of(db: Database, rater_id: int) -> list[int]:
 
 
 def list_raters(db: Database, study_id: int | None = None) -> list[dict]:
-    """Raters with ``has_link`` (an invite was issued), their studies and counts of current
-    ratings and rankings."""
+    """Raters (of one study, or all) with ``has_link`` (an invite was issued), their
+    studies, and (in that study, or in all) ``rated_images`` (images with a current rating
+    of theirs), ``rating_values`` (one per image and criterion: SC and PR count apart) and
+    ``rankings`` (one per prompt and criterion)."""
+    in_study = "" if study_id is None else " AND c.study_id = :study"
     sql = (
         "SELECT r.id, r.name, r.role, r.created_at, r.revoked_at,"
         " r.token_hash IS NOT NULL AS has_link,"
         " (SELECT group_concat(s.name, ', ') FROM study_raters sr JOIN studies s"
         "  ON s.id = sr.study_id WHERE sr.rater_id = r.id) AS studies,"
-        " (SELECT COUNT(*) FROM current_ratings c WHERE c.rater_id = r.id) AS ratings,"
-        " (SELECT COUNT(*) FROM current_rankings k WHERE k.rater_id = r.id) AS rankings"
-        " FROM raters r"
+        " (SELECT COUNT(DISTINCT c.image_id) FROM current_ratings c WHERE c.rater_id = r.id"
+        f"{in_study}) AS rated_images,"
+        f" (SELECT COUNT(*) FROM current_ratings c WHERE c.rater_id = r.id{in_study})"
+        " AS rating_values,"
+        f" (SELECT COUNT(*) FROM current_rankings c WHERE c.rater_id = r.id{in_study})"
+        " AS rankings FROM raters r"
     )
     if study_id is None:
         return list(db.query(sql + " ORDER BY r.id"))
     return list(db.query(sql + " WHERE r.id IN (SELECT rater_id FROM study_raters"
-                               " WHERE study_id = ?) ORDER BY r.id", [study_id]))
+                               " WHERE study_id = :study) ORDER BY r.id", {"study": study_id}))

@@ -30,9 +30,11 @@ from sqlite_utils import Database
 
 from concord.store.db import now
 
-# Not fingerprinted: the cache itself, the counter (part of the fingerprint directly) and
-# failed sign-ins (no report reads them; a wrong secret typed must not recompute reports).
-_OWN = ("report_cache", "data_changes", "signin_failures")
+# Not fingerprinted: the cache itself, the counter (part of the fingerprint directly),
+# failed sign-ins, researcher sessions and questionnaire answers (no report reads them; a
+# sign-in or an answered questionnaire must not recompute reports).
+_OWN = ("report_cache", "data_changes", "signin_failures", "research_sessions",
+        "questionnaire_answers")
 _OPS = ("UPDATE", "DELETE")
 # Entries kept (newest first); a report of a million ratings is about 1 MB compressed.
 KEEP = 16

@@ -92,18 +92,28 @@ def list_studies(db: Database) -> list[Study]:
                                                  " ORDER BY id")]
 
 
-def study_counts(db: Database, study_id: int) -> dict[str, int]:
-    """How many models, prompts, images, ratings and rankings a study holds."""
+def study_counts(db: Database, study_id: int, *, skip_excluded: bool = False) -> dict[str, int]:
+    """How many models, prompts and images a study holds, and of its current labels:
+    ``rated_images`` (images with a rating), ``rating_values`` (one per image, rater and
+    criterion: SC and PR count apart), ``raters_who_rated``, ``rankings`` (one per prompt,
+    rater and criterion), ``pair_judgments`` and ``metric_scores``; with
+    ``skip_excluded``, the labels of raters excluded from the study are left out (as the
+    statistics leave them out)."""
+    out = " AND rater_id NOT IN (SELECT rater_id FROM rater_exclusions WHERE study_id = ?)" \
+        if skip_excluded else ""
+    labels = {"rated_images": "COUNT(DISTINCT image_id) FROM current_ratings",
+              "rating_values": "COUNT(*) FROM current_ratings",
+              "raters_who_rated": "COUNT(DISTINCT rater_id) FROM current_ratings",
+              "rankings": "COUNT(*) FROM current_rankings",
+              "pair_judgments": "COUNT(*) FROM current_pair_judgments"}
     sql = {
         "models": "SELECT COUNT(*) FROM models WHERE study_id = ?",
         "prompts": "SELECT COUNT(*) FROM prompts WHERE study_id = ?",
         "images": "SELECT COUNT(*) FROM images WHERE study_id = ?",
-        "ratings": "SELECT COUNT(*) FROM current_ratings WHERE study_id = ?",
-        "rankings": "SELECT COUNT(*) FROM current_rankings WHERE study_id = ?",
-        "pair_judgments": "SELECT COUNT(*) FROM current_pair_judgments WHERE study_id = ?",
+        **{k: f"SELECT {q} WHERE study_id = ?{out}" for k, q in labels.items()},
         "metric_scores": "SELECT COUNT(*) FROM metric_scores WHERE study_id = ?",
     }
-    return {k: db.execute(q, [study_id]).fetchone()[0] for k, q in sql.items()}
+    return {k: db.execute(q, [study_id] * q.count("?")).fetchone()[0] for k, q in sql.items()}
 
 
 def dimensions(db: Database, study_id: int) -> list[str]:

@@ -40,6 +40,24 @@ def reason(criterion: str) -> None:
                   placeholder="required only when you override the derived value")
 
 
+REASON_FIELDS = "[class*='st-key-rate_reason_'] input"
+
+
+def override_keys(rubric: Rubric) -> dict[str, list[str]]:
+    """O: the focus to a checklist criterion's value (the next one on each press), to
+    override it with the arrow keys; Tab then reaches its reason."""
+    groups = [widgets.widget_css(rs.choice_key(c.criterion), "input[type='radio']")
+              for c in rubric.checklists]
+    return {"o": groups} if groups else {}
+
+
+def draft_fields(rubric: Rubric) -> list[str]:
+    """The condition checkboxes, as the key listener keeps them in a draft (first: a tick
+    re-derives the value, which the kept choices then follow)."""
+    return [widgets.widget_css(rs.cond_key(i), "input")
+            for i in range(len(rs.conditions(rubric)))]
+
+
 def key_bindings(rubric: Rubric) -> dict[str, tuple[str, int, bool]]:
     """Each condition's key clicks its checkbox (a rerun: the derived value updates)."""
     return {cond.key.lower(): (widgets.widget_css(rs.cond_key(i), "input"), 0, True)

@@ -18,8 +18,11 @@ def link_form(db: Database, study: str, base_url: str) -> None:
     """Create or rotate the study link; the URL is shown once."""
     with st.form("crowd_link_form"):
         st.subheader(f"Study link for self sign-up ({study})")
-        platform = st.selectbox("Platform", sorted(crowd.PLATFORMS), key="crowd_platform",
-                                help="Which participant parameters the link expects.")
+        options = sorted(crowd.PLATFORMS)
+        platform = st.selectbox("Platform", options, key="crowd_platform",
+                                index=options.index(crowd.DEFAULT_PLATFORM),
+                                help="Which participant parameters the link expects "
+                                     "(the CLI's default too).")
         c1, c2 = st.columns(2)
         done = c1.text_input("Completion code or URL", key="crowd_completion",
                              help="Shown (or linked) when a rater finishes.")

@@ -2,12 +2,10 @@
 and a cookie that lets this browser, and only this one, come back through the study link.
 
 The personal token is random and handed out once, on the first visit; the browser keeps it
-in the URL (``?token=…``) and in a cookie ``concord_seat_<study id>``. Streamlit lets a
-page read cookies (``st.context.cookies``, sent with the page's connection) but not set
-them, and offers no HttpOnly cookie outside its own OIDC login, so the cookie is set by a
-small script in the page. It is readable by scripts, like the URL that carries the same
-token; what it protects against is another person, in another browser, who knows the
-study link and someone's participant id: they have neither.
+in the URL (``?token=…``) and in a cookie ``concord_seat_<study id>`` (set from the page:
+concord.ui.cookies). It is readable by scripts, like the URL that carries the same token;
+what it protects against is another person, in another browser, who knows the study link
+and someone's participant id: they have neither.
 """
 
 from __future__ import annotations
@@ -17,27 +15,11 @@ from sqlite_utils import Database
 
 from concord.errors import AuthError
 from concord.services import crowd
-from concord.ui import session
+from concord.ui import cookies, session
 
 SEAT = "concord_seat_"
 _REMEMBERED = "concord_seat_kept"  # session-state key: (cookie name, token) to keep set
 _MAX_AGE = 60 * 24 * 3600  # seconds: longer than any crowd study runs
-# Framed (an MTurk HIT shows the study in an iframe) and on https, the cookie must be
-# SameSite=None; Secure; Partitioned to be kept at all (per top-level site).
-_REMEMBER_JS = """
-export default function(component) {
-  const {data} = component;
-  if (!data || !data.name || !data.value) return;
-  const secure = window.location.protocol === 'https:';
-  let framed = false;
-  try { framed = window.top !== window.self; } catch (e) { framed = true; }
-  const site = framed && secure ? '; SameSite=None; Secure; Partitioned'
-                                : '; SameSite=Lax' + (secure ? '; Secure' : '');
-  document.cookie = data.name + '=' + encodeURIComponent(data.value) + '; Path=/; Max-Age='
-                    + data.max_age + site;
-}
-"""
-_component = None
 
 
 def proofs() -> list[str]:
@@ -86,10 +68,5 @@ def remember(db: Database, rater_id: int | None, token: str | None) -> None:
         study_id = crowd.study_of_participant(db, rater_id)
         seat = st.session_state[_REMEMBERED] = (
             f"{SEAT}{study_id}" if study_id is not None else None, token)
-    if seat[0] is None:
-        return
-    global _component
-    if _component is None:
-        _component = st.components.v2.component("concord_seat", js=_REMEMBER_JS)
-    _component(data={"name": seat[0], "value": seat[1], "max_age": _MAX_AGE},
-               key="concord_seat_js")
+    if seat[0] is not None:
+        cookies.keep(seat[0], seat[1], _MAX_AGE, key="concord_seat_js")

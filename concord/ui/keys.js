@@ -15,6 +15,17 @@
 //   submit:   css of the open reason form's submit button: Enter in the field clicks it
 //             once the app is idle (Streamlit ignores an Enter that comes before the form's
 //             button is registered, e.g. while the run drawing the form is still going)
+//   enterIn:  css of text fields in which Enter does what Enter does on the page (the
+//             override reasons of a checklist: Enter submits the rating), or null
+//   ring:     css of the buttons that bindings {move: 1 | -1} move the focus along (My
+//             ratings: J / K go from row to row, Enter opens the row focused), or null
+//   draft:    {id, fields: [css]}: the choices on screen (radio labels, checkboxes) are
+//             kept in localStorage under the item's id as the rater makes them, and made
+//             again when the same item is drawn after a reload; null on other screens
+// A binding is {css, nth, rerun} (a click), {move} (the focus along `ring`) or {cycle:
+// [css]} (the focus to the next of these radio groups: its checked radio, else its first).
+// A key name "shift+x" binds x with Shift held ("shift+3": the digit key 3, whatever the
+// layout types with Shift).
 const BUSY = new Set(['running', 'rerunRequested', 'stopRequested']);
 const appState = () => {
   const app = document.querySelector('[data-testid="stApp"]');
@@ -183,6 +194,16 @@ function onKey(kb, e) {
     pump(kb);
     return;
   }
+  if (e.key === 'Enter' && kb.enterIn && e.target && e.target.matches &&
+      e.target.matches(kb.enterIn) && kb.bindings.Enter) {
+    // Enter in an override reason: the field gives its text up (blur), then the submit.
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    e.target.blur();
+    kb.queue.push(kb.bindings.Enter);
+    pump(kb);
+    return;
+  }
   if (typing(e.target)) return;
   if (kb.typed !== null && kb.typed !== undefined &&
       performance.now() - kb.typedSince > 10000) {
@@ -207,13 +228,24 @@ function onKey(kb, e) {
     }
     return;
   }
-  const k = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+  // With Shift a digit key gives "!", "@"... by keyboard layout: its code names the digit.
+  const digit = e.shiftKey && /^Digit[0-9]$/.test(e.code || '') ? e.code.slice(5) : null;
+  const plain = digit ?? (e.key.length === 1 ? e.key.toLowerCase() : e.key);
+  const k = e.shiftKey && kb.bindings[`shift+${plain}`] ? `shift+${plain}` : plain;
   const b = kb.bindings[k];
   if (!b) return;
   // Capture phase + stopImmediatePropagation: Streamlit's own R (rerun) and C
   // (clear cache) hotkeys must not fire when the page binds those letters.
   e.preventDefault();
   e.stopImmediatePropagation();
+  if (b.move) {
+    moveFocus(kb.ring, b.move);
+    return;
+  }
+  if (b.cycle) {
+    cycleFocus(b.cycle);
+    return;
+  }
   const opens = kb.opens.includes(k);
   if (opens) {
     kb.typed = '';
@@ -257,6 +289,117 @@ function replay(kb, typed) {
   for (const ch of typed) {
     const b = kb.bindings[ch.toLowerCase()];
     if (b) kb.queue.push(b);
+  }
+  pump(kb);
+}
+
+// J / K: the focus to the next (previous) button of the ring; Enter then clicks it (the
+// browser's own Enter on a focused button).
+function moveFocus(ring, step) {
+  const all = ring ? [...document.querySelectorAll(ring)] : [];
+  if (all.length === 0) return;
+  const at = all.indexOf(document.activeElement);
+  const to = at < 0 ? (step > 0 ? 0 : all.length - 1)
+                    : Math.min(Math.max(at + step, 0), all.length - 1);
+  all[to].focus();
+  if (all[to].scrollIntoView) all[to].scrollIntoView({block: 'nearest'});
+}
+
+// O: the focus to the next radio group of the list (a checklist criterion's value, to
+// override it): its checked radio, else its first. The arrow keys then change the value
+// (the browser's own radio keys) and Tab reaches the reason field.
+function cycleFocus(groups) {
+  const radios = groups.map((css) => [...document.querySelectorAll(css)]);
+  const at = radios.findIndex((g) => g.includes(document.activeElement));
+  for (let i = 1; i <= radios.length; i += 1) {
+    const group = radios[(at + i + radios.length) % radios.length];
+    const to = group.find((r) => r.checked) || group[0];
+    if (to) {
+      to.focus();
+      return;
+    }
+  }
+}
+
+// Drafts: the choices on screen, kept per item in localStorage, so a reload (or a crash of
+// the browser) draws them again. Nothing of the rating is in them but which boxes are on.
+const DRAFTS = 'concord-draft:';
+const DRAFT_DAYS = 7;
+
+function storage() {
+  try {
+    return typeof localStorage === 'undefined' ? null : localStorage;
+  } catch (e) {
+    return null;  // storage blocked (a framed page, private mode)
+  }
+}
+
+function inputsOf(css) {
+  return [...document.querySelectorAll(css)].map(
+      (el) => (el.tagName === 'INPUT' ? el : el.querySelector('input')));
+}
+
+// A click on a choice (the mouse's or a key's) or an arrow key on a radio: the choices
+// are read once the widgets have taken it (the radios' own script handles the click, so no
+// change event is to be had) and kept. Not before the kept draft of this item was drawn.
+function noteDraft(kb, e) {
+  const draft = kb.draft;
+  if (!draft || !draft.id || kb.draftReady !== draft.id || !e.target) return;
+  const ours = draft.fields.some((css) => [...document.querySelectorAll(css)].some(
+      (el) => el === e.target || (el.contains && el.contains(e.target))));
+  if (!ours) return;  // a field of another kind (a page number, a reason)
+  for (const ms of [40, 250]) setTimeout(() => saveDraft(kb, draft), ms);
+}
+
+function saveDraft(kb, draft) {
+  const store = storage();
+  // The item may have gone since the click (submitted): its draft is not written again.
+  if (!store || !kb.draft || kb.draft.id !== draft.id) return;
+  const state = {};
+  for (const css of draft.fields) state[css] = inputsOf(css).map((i) => !!(i && i.checked));
+  try {
+    store.setItem(DRAFTS + draft.id, JSON.stringify({at: Date.now(), state}));
+  } catch (err) { /* full or blocked: the draft is a convenience */ }
+}
+
+function dropDrafts(store, except) {
+  const old = Date.now() - DRAFT_DAYS * 86400000;
+  for (let i = store.length - 1; i >= 0; i -= 1) {
+    const key = store.key(i);
+    if (!key || !key.startsWith(DRAFTS) || key === except) continue;
+    let at = 0;
+    try { at = JSON.parse(store.getItem(key)).at || 0; } catch (err) { at = 0; }
+    if (at < old || except === null) store.removeItem(key);
+  }
+}
+
+// The item on screen changed: the previous item's draft goes (it was submitted, skipped or
+// left), and a draft of this item is made again: a radio group with no level chosen gets
+// the kept one, a checkbox the kept state (a choice the server drew is left alone).
+function restoreDraft(kb, tries = 0) {
+  const store = storage();
+  const draft = kb.draft;
+  if (!store || !draft || !draft.id) return;
+  let kept = null;
+  try { kept = JSON.parse(store.getItem(DRAFTS + draft.id) || 'null'); } catch (e) { kept = null; }
+  const drawn = draft.fields.every((css) => document.querySelector(css));
+  if (kept && kept.state && !drawn && tries < 50) {
+    setTimeout(() => restoreDraft(kb, tries + 1), 40);
+    return;
+  }
+  kb.draftReady = draft.id;  // from now on the rater's choices are kept
+  if (!kept || !kept.state || !drawn) return;
+  for (const css of draft.fields) {
+    const want = kept.state[css] || [];
+    const els = [...document.querySelectorAll(css)];
+    const inputs = inputsOf(css);
+    const radio = inputs.some((i) => i && i.type === 'radio');
+    if (radio && inputs.some((i) => i && i.checked)) continue;
+    want.forEach((on, n) => {
+      const input = inputs[n];
+      if (!input || !!input.checked === on || (radio && !on)) return;
+      kb.queue.push({el: els[n], rerun: !radio});
+    });
   }
   pump(kb);
 }
@@ -327,6 +470,10 @@ export default function(component) {
   kb.clicks = data.clicks || [];
   kb.opens = data.opens || [];
   kb.submit = data.submit || null;
+  kb.enterIn = data.enterIn || null;
+  kb.ring = data.ring || null;
+  const draftBefore = kb.draft && kb.draft.id;
+  kb.draft = data.draft || null;
   if (data.item !== undefined && data.item !== kb.item) {
     kb.choices.clear();  // choices made for another image
     if (kb.item !== undefined) {
@@ -334,6 +481,12 @@ export default function(component) {
       if (main) main.scrollTop = 0;
     }
     kb.item = data.item;
+  }
+  if (kb.draft && kb.draft.id !== draftBefore) {
+    const store = storage();
+    if (store && draftBefore) store.removeItem(DRAFTS + draftBefore);
+    if (store) dropDrafts(store, DRAFTS + kb.draft.id);
+    restoreDraft(kb);
   }
   focusField(kb);
   // A marker tests (and curious users) can wait for: keys work from now on.
@@ -346,6 +499,8 @@ export default function(component) {
     kb.listening = true;
     window.addEventListener('keydown', (e) => onKey(kb, e), true);
     document.addEventListener('click', (e) => onClick(kb, e), true);
+    document.addEventListener('click', (e) => noteDraft(kb, e), true);
+    window.addEventListener('keyup', (e) => noteDraft(kb, e), true);
   }
   return () => {
     if (kb.generation !== generation) return;
@@ -355,6 +510,8 @@ export default function(component) {
     kb.clicks = [];
     kb.opens = [];
     kb.submit = null;
+    kb.enterIn = null;
+    kb.ring = null;
     delete document.documentElement.dataset.concordKeys;
   };
 }

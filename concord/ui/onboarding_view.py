@@ -3,12 +3,14 @@ with feedback, and the end screens with the completion or screen-out code."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 from concord.errors import ConcordError
 from concord.rubrics import Rubric
-from concord.services import checks, onboarding, rating
-from concord.ui import session, widgets
+from concord.services import checks, onboarding, questionnaire, rating
+from concord.ui import questionnaire_view, session, widgets
 
 PRACTICE_ITEM = "practice_item"
 FEEDBACK = "practice_feedback"
@@ -27,13 +29,17 @@ def consent(study: str, rater_id: int) -> None:
         st.info(f"First come {info.practice_items} practice image(s) with known answers: "
                 "after each you see the expected answer beside yours. At least "
                 f"{info.pass_threshold:.0%} must be right to go on to the real images.")
+    keys = {"Enter": ("consent_start", "button")}
     if info.consent.strip():
         st.subheader("Consent")
         widgets.literal(info.consent)
-        agreed = st.checkbox("I have read the above and I agree", key=AGREE)
+        agreed = st.checkbox("[A] I have read the above and I agree", key=AGREE)
+        keys["a"] = (AGREE, "input")
     else:
         agreed = True
-    if st.button("Start", type="primary", key="consent_start", disabled=not agreed):
+    widgets.keyboard(widgets.Keys({k: (widgets.widget_css(w, inner), 0, True)
+                                   for k, (w, inner) in keys.items()}), key="consent_keys")
+    if st.button("Start ⏎", type="primary", key="consent_start", disabled=not agreed):
         onboarding.accept(session.db(), study, rater_id)
         st.rerun()
 
@@ -41,6 +47,11 @@ def consent(study: str, rater_id: int) -> None:
 def _level(rubric: Rubric, criterion: str, value: float) -> str:
     level = rubric.criterion(criterion).level(value)
     return f"{value:g} · {level.label}"
+
+
+def _keyed_level(rubric: Rubric, criterion: str, value: float) -> str:
+    key = rubric.criterion(criterion).level(value).key
+    return (f"[{key.upper()}] " if key else "") + _level(rubric, criterion, value)
 
 
 def feedback(fb: onboarding.Feedback, rubric: Rubric) -> None:
@@ -59,18 +70,42 @@ def feedback(fb: onboarding.Feedback, rubric: Rubric) -> None:
     st.table(rows)
 
 
+# Enter checks the answer, then goes on: one binding for both buttons, so an Enter pressed
+# while the page changes from one to the other clicks whichever is there.
+_ENTER = (f"{widgets.widget_css('practice_submit')}, {widgets.widget_css('practice_next')}",
+          0, True)
+
+
+def _cond_key(position: int) -> str:
+    # The trailing x: no key is a prefix of another (the key listener matches prefixes).
+    return f"practice_cond{position}x"
+
+
+def _keys(rubric: Rubric) -> widgets.Keys:
+    """Level keys and condition keys as on the real items; Enter checks the answer."""
+    bindings = widgets.level_keys(rubric, lambda c: f"practice_{c}")
+    conditions = [cond for listed in rubric.checklists for cond in listed.conditions]
+    bindings.update({cond.key.lower(): (widgets.widget_css(_cond_key(i), "input"), 0, False)
+                     for i, cond in enumerate(conditions) if cond.key})
+    bindings["Enter"] = _ENTER
+    return widgets.Keys(bindings)
+
+
 def _choices(rubric: Rubric) -> None:
+    position = 0
     for criterion in rubric.criteria:
         listed = rubric.checklist(criterion.key)
         if listed is not None:  # a checklist study: practise the ticks the items will use
             st.markdown(f"**{criterion.key}** — {criterion.name}: tick every statement "
                         "that holds")
             for cond in listed.conditions:
-                st.checkbox(cond.text, key=f"practice_cond_{cond.id}")
+                hint = f"[{cond.key}] " if cond.key else ""
+                st.checkbox(f"{hint}{cond.text}", key=_cond_key(position))
+                position += 1
             continue
         st.radio(f"**{criterion.key}** — {criterion.name}", list(criterion.values),
                  index=None, horizontal=True, key=f"practice_{criterion.key}",
-                 format_func=lambda v, c=criterion: _level(rubric, c.key, v),
+                 format_func=lambda v, c=criterion: _keyed_level(rubric, c.key, v),
                  captions=[lv.description for lv in criterion.levels],
                  help=criterion.definition)
 
@@ -81,8 +116,9 @@ def _answer(study: str, rater_id: int, rubric: Rubric) -> None:
         return
     values = {c.key: st.session_state.get(f"practice_{c.key}") for c in rubric.criteria
               if rubric.checklist(c.key) is None}
-    ticks = {cond.id: bool(st.session_state.get(f"practice_cond_{cond.id}"))
-             for listed in rubric.checklists for cond in listed.conditions}
+    conditions = [cond for listed in rubric.checklists for cond in listed.conditions]
+    ticks = {cond.id: bool(st.session_state.get(_cond_key(i)))
+             for i, cond in enumerate(conditions)}
     try:
         fb = onboarding.answer_practice(session.db(), study, rater_id, item.image_id, values,
                                         submission=item.submission,
@@ -95,7 +131,7 @@ def _answer(study: str, rater_id: int, rubric: Rubric) -> None:
     st.session_state.pop(PRACTICE_ITEM, None)
     # The next item starts blank: no level chosen, nothing ticked.
     for key in [*(f"practice_{c.key}" for c in rubric.criteria),
-                *(f"practice_cond_{cid}" for cid in ticks)]:
+                *(_cond_key(i) for i in range(len(conditions)))]:
         st.session_state.pop(key, None)
 
 
@@ -115,7 +151,9 @@ def practice(study: str, rater_id: int) -> None:
                 widgets.show_image(shown.image_path, alt="practice image")
         label = ("Start the real images" if fb.finished and fb.passed else
                  "See the result" if fb.finished else "Next practice image")
-        if st.button(label, type="primary", key="practice_next"):
+        widgets.keyboard(widgets.Keys({"Enter": _ENTER}, item=f"feedback-{fb.position}"),
+                         key="practice_keys")
+        if st.button(f"{label} ⏎", type="primary", key="practice_next"):
             st.session_state.pop(FEEDBACK, None)
             st.session_state.pop(SHOWN, None)
             st.rerun()
@@ -126,6 +164,8 @@ def practice(study: str, rater_id: int) -> None:
         st.error("There is no practice image to show; please tell the researcher.")
         return
     st.session_state[PRACTICE_ITEM] = item
+    widgets.keyboard(dataclasses.replace(_keys(item.rubric), item=f"practice-{item.position}"),
+                     key="practice_keys")
     st.progress((item.position - 1) / item.total,
                 text=f"Practice image {item.position} of {item.total}")
     notice = st.session_state.pop("practice_notice", None)
@@ -136,9 +176,9 @@ def practice(study: str, rater_id: int) -> None:
     with left, st.form("practice_form", border=False, enter_to_submit=False):
         # The image's own rubric (a dimension may have one of its own), as on real items.
         _choices(item.rubric)
-        st.form_submit_button("Check my answer", type="primary", key="practice_submit",
+        st.form_submit_button("Check my answer ⏎", type="primary", key="practice_submit",
                               on_click=_answer, args=(study, rater_id, item.rubric))
-    with right:
+    with right, st.container(key="concord_image"):  # on a phone: before the choices
         widgets.show_image(item.image_path, alt="practice image")
 
 
@@ -179,8 +219,12 @@ def finished_or(study: str, rater_id: int, message: str, unit: str) -> None:
     the screen-out code for one whose session is over, the screens still to do, or why
     there is no item now; ``message`` for a rater without a quota who is finished."""
     view = onboarding.outlook(session.db(), study, rater_id, unit)
+    last = (questionnaire.open_part(session.db(), study, rater_id, "after")
+            if view.stage == "work" and (view.completion is not None or view.finished) else ())
     if view.stage != "work":
         ended(study, rater_id)
+    elif last:  # the questions after the items come before the code
+        questionnaire_view.form(study, rater_id, "after", last)
     elif view.completion is not None:
         st.success("All done — thank you! You have finished this study.")
         code_screen(view.completion)

@@ -1,7 +1,5 @@
-"""Session state of the scoring page: the item on screen and the rater's choices.
-
-Kept apart from the page so the keyboard and the buttons go through the same code.
-"""
+"""The scoring screen's parts of the rater-screen controller (:mod:`concord.ui.screen`):
+the rater's choices, the checklist's ticks and the flag form."""
 
 from __future__ import annotations
 
@@ -9,20 +7,9 @@ import dataclasses
 
 import streamlit as st
 
-from concord.errors import ConcordError
 from concord.rubrics import Condition, Rubric
 from concord.services import rating
-from concord.services.gate import GateError
-from concord.ui import session
-
-ITEM = "rate_item"
-ITEM_STUDY = "rate_item_study"
-EDIT = "rate_edit_image"
-SKIPPING = "rate_skipping"
-FLAGGING = "rate_flagging"
-NOTICE = "rate_notice"
-SKIP_REASON = "rate_skip_reason"
-FLAG_NOTE = "rate_flag_note"
+from concord.ui import screen, session
 
 
 def choice_key(criterion: str) -> str:
@@ -65,9 +52,13 @@ def on_tick(rubric: Rubric, criterion: str) -> None:
     st.session_state[choice_key(criterion)] = checklist.derive(mine)
 
 
-def _show_answers(item: rating.Item) -> None:
-    """Put the item's earlier ticks, values and reasons (or the derived start) on screen."""
+def _show(item: rating.Item | None) -> None:
+    """Put the item's earlier values, ticks and reasons (or the derived start) on screen."""
+    if item is None or item.rubric is None:
+        return
     rubric = item.rubric
+    for criterion in rubric.criteria:
+        st.session_state[choice_key(criterion.key)] = item.current.get(criterion.key)
     for i, (criterion, cond) in enumerate(conditions(rubric)):
         answer = item.answers.get(criterion)
         st.session_state[cond_key(i)] = bool(answer and dict(answer.ticks).get(cond.id))
@@ -78,126 +69,37 @@ def _show_answers(item: rating.Item) -> None:
             on_tick(rubric, checklist.criterion)
 
 
-def current_item(study: str, rater_id: int) -> rating.Item | None:
-    """The item on screen; fetched once and kept so its submission id stays stable."""
-    if st.session_state.get(ITEM_STUDY) not in (None, study):
-        forget_item()  # the rater switched studies in the sidebar
-    item = st.session_state.get(ITEM)
-    if item is not None:
-        return item
-    db = session.db()
-    edit = st.session_state.get(EDIT)
-    try:
-        item = session.fetch_or_stop(
-            lambda: rating.open_item(db, study, rater_id, edit) if edit is not None
-            else rating.next_item(db, study, rater_id))
-    except GateError:
-        return None  # the session is over (skips, failed checks): the end screen shows
-    if item is not None and item.rubric is not None:
-        for criterion in item.rubric.criteria:
-            st.session_state[choice_key(criterion.key)] = item.current.get(criterion.key)
-        _show_answers(item)
-    st.session_state[ITEM] = item
-    st.session_state[ITEM_STUDY] = study
-    return item
-
-
-def forget_item() -> None:
-    """Drop the item on screen so the next run fetches the next one."""
-    for key in (ITEM, ITEM_STUDY, EDIT, SKIPPING, FLAGGING):
-        st.session_state.pop(key, None)
-
-
-def notice(kind: str, text: str) -> None:
-    """A message shown above the next item."""
-    st.session_state[NOTICE] = (kind, text)
+SCREEN = screen.Screen(screen.Parts(
+    prefix="rate", item_key="rate_item",
+    fetch=screen.fetcher(rating.open_item, rating.next_item),
+    unit_id=lambda item: item.image_id, shown_id=lambda item: item.public_id,
+    skip=rating.skip, undo_last=rating.undo_last, undone="Last rating undone.",
+    already="That image was already rated (another tab?); here is the next one.",
+    on_show=_show, forms=("skip", "flag")))
+FLAG_NOTE = "rate_flag_note"
 
 
 def submit(study: str, rater_id: int, rubric: Rubric) -> None:
     """Store the choices for the item on screen, then move on (button or Enter)."""
-    item: rating.Item | None = st.session_state.get(ITEM)
-    if item is None:
-        return
     values = {c.key: st.session_state.get(choice_key(c.key)) for c in rubric.criteria}
-    editing = st.session_state.get(EDIT) is not None
     checked = ticks(rubric) if rubric.checklists else None
     reasons = {c.criterion: st.session_state.get(reason_key(c.criterion), "")
                for c in rubric.checklists}
-    try:
-        result = rating.submit(session.db(), study, rater_id, item.image_id, values,
-                               submission=item.submission, edit=editing, ticks=checked,
-                               reasons=reasons)
-    except ConcordError as exc:
-        notice("warning", str(exc))
-        return
-    forget_item()
-    if editing:
-        notice("success", "Rating updated.")
-    elif not result.stored:
-        notice("info", "That image was already rated (another tab?); here is the next one.")
-
-
-def undo(study: str, rater_id: int) -> None:
-    """Take back the last submission and show that image again."""
-    image_id = rating.undo_last(session.db(), study, rater_id)
-    forget_item()
-    notice("info", "Last rating undone." if image_id else "Nothing to undo.")
-
-
-def skip(study: str, rater_id: int, reason: str) -> None:
-    """Skip the item on screen with a reason."""
-    item: rating.Item | None = st.session_state.get(ITEM)
-    if item is None:
-        return
-    try:
-        rating.skip(session.db(), study, rater_id, item.image_id, reason)
-    except ConcordError as exc:
-        notice("warning", str(exc))
-        return
-    forget_item()
-    notice("info", "Skipped.")
-
-
-def skip_with_reason(study: str, rater_id: int) -> None:
-    """Form callback: skip with the reason typed into the skip form."""
-    skip(study, rater_id, st.session_state.get(SKIP_REASON, ""))
+    SCREEN.store(lambda item, editing: rating.submit(
+        session.db(), study, rater_id, item.image_id, values, submission=item.submission,
+        edit=editing, ticks=checked, reasons=reasons).stored, "Rating updated.")
 
 
 def flag_with_note(study: str, rater_id: int) -> None:
     """Form callback: flag the item on screen, with the optional note typed into the form."""
-    item: rating.Item | None = st.session_state.get(ITEM)
-    st.session_state.pop(FLAGGING, None)
+    item: rating.Item | None = SCREEN.item()
+    SCREEN.cancel_forms()
     if item is None:
         return
     note = st.session_state.get(FLAG_NOTE, "").strip()
-    try:
-        rating.flag(session.db(), study, rater_id, item.image_id, note)
-    except ConcordError as exc:
-        notice("warning", str(exc))
+    ok, _ = SCREEN.guarded(lambda: rating.flag(session.db(), study, rater_id, item.image_id,
+                                               note))
+    if not ok:
         return
-    st.session_state[ITEM] = dataclasses.replace(item, flags=(*item.flags, note))
-    notice("info", "Flagged for the researcher. Rate it anyway, or skip it (S).")
-
-
-def start_skip() -> None:
-    """Show the skip-reason form (button or S); the reason field gets the focus."""
-    st.session_state.pop(FLAGGING, None)
-    st.session_state[SKIPPING] = True
-
-
-def start_flag() -> None:
-    """Show the flag form (button or F): an optional note, Enter flags, Esc cancels."""
-    st.session_state.pop(SKIPPING, None)
-    st.session_state[FLAGGING] = True
-
-
-def cancel_forms() -> None:
-    """Close an open skip or flag form (its Cancel button, or Esc)."""
-    st.session_state.pop(SKIPPING, None)
-    st.session_state.pop(FLAGGING, None)
-
-
-def start_edit(image_id: int) -> None:
-    """Open an earlier rating for editing on the scoring page."""
-    forget_item()
-    st.session_state[EDIT] = image_id
+    st.session_state[SCREEN.ITEM] = dataclasses.replace(item, flags=(*item.flags, note))
+    SCREEN.notice("info", "Flagged for the researcher. Rate it anyway, or skip it (S).")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import logging
 import threading
 import urllib.parse
 from collections.abc import Callable
@@ -17,15 +18,19 @@ import streamlit as st
 from sqlite_utils import Database
 
 from concord.config import Settings
-from concord.errors import AuthError
-from concord.services import auth, secret
+from concord.config import note_address as note
+from concord.errors import AuthError, ConcordError
+from concord.services import auth, research_session, secret
 from concord.services.auth import User
 from concord.services.database import DatabaseBusy, open_database
 
+logger = logging.getLogger(__name__)
 USER = "concord_user"
 TOKEN = "concord_token"  # noqa: S105 - a session-state key, not a secret
 STUDY = "concord_study"
 SECRET_PRINT = "concord_secret_print"  # noqa: S105 - a session-state key
+RESEARCH = "concord_research_session"  # the researcher's session token (its cookie's value)
+ENDED = "concord_ended"  # why this browser session was signed out (an AuthError's text)
 _DB = "_concord_db"
 T = TypeVar("T")
 FLASH = "concord_flash"
@@ -33,8 +38,14 @@ FLASH = "concord_flash"
 
 def settings() -> Settings:
     """This app's settings: the environment, as for the CLI (``Settings.from_env``), with
-    the researcher secret taken from Streamlit secrets when the environment has none."""
-    configured = Settings.from_env()
+    the researcher secret taken from Streamlit secrets when the environment has none. A
+    setting that is wrong stops the page with what is wrong."""
+    try:
+        configured = Settings.from_env()
+    except ConcordError as exc:
+        st.error(f"Concord is not configured right: {exc}.")
+        st.stop()
+        raise  # st.stop() raises; never reached
     if configured.admin_secret is None and (secret := _secrets_admin_secret()):
         return dataclasses.replace(configured, admin_secret=secret)
     return configured
@@ -73,7 +84,32 @@ def open_run_db() -> Database:
         old.conn.close()
     db = open_database(settings().db_path, check_same_thread=False)
     st.session_state[_DB] = db
+    note_address()
     return db
+
+
+_NOTED = threading.Event()
+
+
+def note_address() -> None:
+    """Once per server process: note the address this app serves its database at beside
+    the database (``<db>.address``), so that links printed by the command line (``raters
+    add``, ``crowd link``) name it too: ``CONCORD_BASE_URL`` when it is set, else this
+    server's own port and path (``streamlit run ... --server.port 8561``). Never a browser's
+    Host header: a visitor must not be able to choose where invite links point."""
+    if _NOTED.is_set():
+        return
+    _NOTED.set()
+    configured = settings()
+    if configured.base_url_explicit:
+        address = configured.base_url
+    else:
+        path = (st.get_option("server.baseUrlPath") or "").strip("/")
+        address = f"http://localhost:{st.get_option('server.port')}" + (f"/{path}" if path else "")
+    try:
+        note(configured.db_path, address)
+    except (OSError, UnicodeError, ConcordError):
+        logger.warning("could not note the app's address beside %s", configured.db_path)
 
 
 def db() -> Database:
@@ -111,8 +147,7 @@ def require_user() -> User:
         st.error("Please sign in first: open your invite link, or use the researcher sign-in.")
         st.stop()
     if not still_allowed():
-        st.error("Your invite link is no longer valid (revoked), or the researcher secret "
-                 "changed. Nothing more is saved; ask the researcher for a new link.")
+        st.error(ended_message())
         st.stop()
     return u
 
@@ -121,8 +156,9 @@ def still_allowed() -> bool:
     """Re-check the signed-in user on this run (app.py does it for full runs; a fragment
     rerun does not pass through app.py, so rater screens call this first).
 
-    A revoked invite, or a researcher secret that changed since sign-in, signs the session
-    out at once, even in a tab that was already open.
+    A revoked invite, a researcher secret that changed since sign-in, or a researcher
+    session that ended (signed out in another tab, expired) signs the session out at once,
+    even in a tab that was already open.
     """
     u = user()
     if u is None:
@@ -132,12 +168,30 @@ def still_allowed() -> bool:
         if token:
             auth.user_for_token(db(), token)
         elif u.is_researcher:
-            auth.check_version(st.session_state.get(SECRET_PRINT, ""), current_secret())
-    except (AuthError, secret.SecretError):
-        for key in (USER, TOKEN, SECRET_PRINT):
-            st.session_state.pop(key, None)
+            found = current_secret()
+            auth.check_version(st.session_state.get(SECRET_PRINT, ""), found)
+            kept = st.session_state.get(RESEARCH)
+            if kept is not None and not research_session.valid(db(), kept, found):
+                raise AuthError("the researcher session has ended")
+    except (AuthError, secret.SecretError) as exc:
+        forget_user()
+        st.session_state[ENDED] = str(exc)
         return False
     return True
+
+
+def ended_message() -> str:
+    """What to tell someone whose session was just ended, by why (a revoked link, a link
+    the database does not know after a restore, a new researcher secret)."""
+    reason = str(st.session_state.get(ENDED, "")) or "your sign-in is no longer valid"
+    return (f"Your session has ended: {reason}. Nothing more is saved; ask the researcher "
+            "for a new link.")
+
+
+def forget_user() -> None:
+    """This browser session is signed out (its cookie, if any, is no longer accepted)."""
+    for key in (USER, TOKEN, SECRET_PRINT, RESEARCH):
+        st.session_state.pop(key, None)
 
 
 def current_secret() -> secret.Secret:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import html
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import streamlit as st
 
+from concord.rubrics import Rubric
 from concord.services.media import ServedImage, display_size, served_image
 from concord.ui import session
 
@@ -22,7 +24,10 @@ _keys_component = None
 # Layout of the rater screens. The head (progress, notices, prompt) sticks to the top so a
 # key press or a scroll never hides it; the image sticks beside the form and is scaled
 # down to fit the window, never up (a 256 px image stays 256 px). --concord-head is the
-# head's height, kept up to date by keys.js.
+# head's height, kept up to date by keys.js. On a phone (640 px wide or less) nothing
+# sticks, the image comes before the choices, the two images of a pair stay side by side
+# (left and right mean what they say) and a ranking set shows two images a row; on touch
+# screens buttons and choices are at least 44 px high.
 _RATER_CSS = """<style>
 [data-testid="stMainBlockContainer"]{padding-top:3.5rem}
 [data-testid="stLayoutWrapper"]:has(> .st-key-concord_head){position:sticky;top:0;
@@ -45,12 +50,38 @@ _RATER_CSS = """<style>
 [class*='st-key-rank_slot_'] img{cursor:pointer}
 .st-key-concord_preload{position:fixed;right:0;bottom:0;width:2px;height:2px;
   overflow:hidden;opacity:0.01;pointer-events:none;z-index:-1}
+@media (max-width:640px){
+  [data-testid="stLayoutWrapper"]:has(> .st-key-concord_head){position:static}
+  .st-key-concord_head .concord-prompt{font-size:1.1rem;max-height:5.5em}
+  [data-testid="stHorizontalBlock"]:has(.st-key-concord_image){flex-direction:column-reverse}
+  [data-testid="stLayoutWrapper"]:has(> .st-key-concord_image){position:static}
+  .st-key-concord_image img{max-height:60vh}
+  [class*='st-key-pair_side_'] img{max-height:50vh}
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] .st-key-pair_side_left){
+    flex-wrap:nowrap}
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] .st-key-pair_side_left)
+    > [data-testid="stColumn"]{min-width:0!important;width:50%!important;flex:1 1 0!important}
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [class*='st-key-rank_slot_'])
+    {flex-wrap:wrap}
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [class*='st-key-rank_slot_'])
+    > [data-testid="stColumn"]{min-width:calc(50% - 0.5rem)!important;
+    width:calc(50% - 0.5rem)!important;flex:1 1 calc(50% - 0.5rem)!important}
+}
+@media (max-width:640px),(pointer:coarse){
+  [data-testid="stMain"] button{min-height:44px}
+  [data-testid="stMain"] [role="radiogroup"] label,
+  [data-testid="stMain"] [data-testid="stCheckbox"] label{min-height:44px;align-items:center}
+}
 </style>"""
 
 
 @dataclass(frozen=True, slots=True)
 class Keys:
-    """What the key listener does on one screen (see keys.js for the meaning of each)."""
+    """What the key listener does on one screen (see keys.js for the meaning of each).
+
+    ``bindings`` map a key to a click ``(css, nth, rerun)``; ``moves`` map a key to a step
+    of the focus along ``ring`` (J / K on My ratings), ``cycles`` a key to radio groups
+    the focus goes through (O: a checklist criterion's value, to override it)."""
 
     bindings: dict[str, tuple[str, int, bool]]
     escape: str | None = None
@@ -59,6 +90,11 @@ class Keys:
     item: str | int | None = None
     opens: tuple[str, ...] = ()  # keys that open a reason field (skip, flag)
     submit: str | None = None  # the open reason form's submit button, which Enter clicks
+    enter_in: str | None = None  # text fields in which Enter does what Enter does
+    moves: dict[str, int] = field(default_factory=dict)
+    ring: str | None = None
+    cycles: dict[str, list[str]] = field(default_factory=dict)
+    draft: dict | None = None  # {"id": ..., "fields": [css, ...]}: choices kept per item
 
 
 def rater_style() -> None:
@@ -80,16 +116,35 @@ def keyboard(keys: Keys, *, key: str) -> None:
     global _keys_component
     if _keys_component is None:
         _keys_component = st.components.v2.component("concord_keys", js=_KEYS_JS)
-    data = {k: {"css": css, "nth": nth, "rerun": rerun}
-            for k, (css, nth, rerun) in keys.bindings.items()}
+    data: dict[str, dict] = {k: {"css": css, "nth": nth, "rerun": rerun}
+                             for k, (css, nth, rerun) in keys.bindings.items()}
+    data.update({k: {"move": step} for k, step in keys.moves.items()})
+    data.update({k: {"cycle": groups} for k, groups in keys.cycles.items()})
     _keys_component(data={"bindings": data, "escape": keys.escape, "focus": keys.focus,
                           "clicks": keys.clicks, "item": keys.item,
-                          "opens": list(keys.opens), "submit": keys.submit}, key=key)
+                          "opens": list(keys.opens), "submit": keys.submit,
+                          "enterIn": keys.enter_in, "ring": keys.ring, "draft": keys.draft},
+                    key=key)
 
 
 def widget_css(key_prefix: str, inner: str = "button") -> str:
     """CSS selector of the ``inner`` element of keyed widgets whose key starts with a prefix."""
     return f"[class*='st-key-{key_prefix}'] {inner}"
+
+
+def level_keys(rubric: Rubric, key_of: Callable[[str], str]) -> dict[str, tuple[str, int, bool]]:
+    """Each level key of each criterion (not a checklist one: its conditions have the keys)
+    chooses that level in the radio whose widget key is ``key_of(criterion)`` (in a form:
+    no rerun)."""
+    bindings: dict[str, tuple[str, int, bool]] = {}
+    for criterion in rubric.criteria:
+        if rubric.checklist(criterion.key) is not None:
+            continue
+        radio = widget_css(key_of(criterion.key), "[role='radiogroup'] label")
+        for i, level in enumerate(criterion.levels):
+            if level.key:
+                bindings[level.key.lower()] = (radio, i, False)
+    return bindings
 
 
 def button_keys(buttons: dict[str, str]) -> dict[str, tuple[str, int, bool]]:

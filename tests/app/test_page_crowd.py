@@ -150,8 +150,9 @@ def test_a_checklist_study_practises_with_the_checklist(tmp_path, monkeypatch):
     assert at.title[0].value == "Practice"
     assert len(at.radio) == 0  # SC and PR both come from their checklists
     rubric = rating.study_rubric(db, "crowd", at.session_state["concord_user"].rater_id)
-    texts = [c.text for listed in rubric.checklists for c in listed.conditions]
-    assert [cb.label for cb in at.checkbox] == texts
+    texts = [f"[{c.key}] {c.text}" if c.key else c.text
+             for listed in rubric.checklists for c in listed.conditions]
+    assert [cb.label for cb in at.checkbox] == texts  # with the keys the real items use
     for cb in at.checkbox:  # everything holds: SC 2, PR 2 (p0/m1 expects 1 and 1)
         cb.check()
     at.button(key="practice_submit").click().run()

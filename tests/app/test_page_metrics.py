@@ -72,8 +72,10 @@ def test_raters_do_not_get_the_metrics_page(app_env):
     from tests.app.conftest import rater_app
 
     at = rater_app(app_env["tokens"]["ann"])
-    with pytest.raises(ValueError, match="Could not find a navigation page"):
-        at.switch_page("pages/metrics.py")
+    at.switch_page("pages/metrics.py").run()  # every page is known; this one refuses
+    assert not at.exception
+    assert "This page is for researchers" in at.error[0].value
+    assert not at.title
 
 
 def test_the_app_process_never_loads_models(app_env):

@@ -247,3 +247,64 @@ def test_progress_lists_skips_and_flags_with_prompt_rater_and_reason(app_env):
     text = " ".join([h.proto.body for h in res.get("html")] + [m.value for m in res.markdown])
     assert "watermark visible" in text and "ann" in text and "a photo of object" in text
     assert len(res.get("image")) == 1  # the thumbnail of the flagged image
+
+
+def test_undo_after_the_link_was_revoked_says_so_instead_of_crashing(app_env):
+    # The Undo button of the scoring screen had no refusal path: a rater whose link was
+    # revoked while the screen was open got Streamlit's "This app has encountered an error".
+    from concord.store import raters
+
+    at = rater_app(app_env["tokens"]["ann"])
+    choose(at, 1.0, 1.0)
+    at.button(key="rate_submit").click().run()
+    raters.revoke(app_env["db"], "ann")
+    at.button(key="rate_undo").click().run()
+    assert not at.exception
+    assert any("revoked" in e.value for e in at.error)
+    assert len(ratings(app_env["db"])) == 2  # nothing was taken back
+
+
+def test_undo_when_the_session_is_closed_is_a_notice_on_every_screen(app_env):
+    # The same refusal through the one controller, for the ranking screen too.
+    from concord.store import raters
+
+    at = rater_app(app_env["tokens"]["ann"], "pages/rank.py")
+    for slot in range(3):
+        [b for b in at.button if b.key and b.key.startswith("rank_pick_")][slot].click().run()
+    at.button(key="rank_submit").click().run()
+    raters.revoke(app_env["db"], "ann")
+    at.button(key="rank_undo_sub").click().run()
+    assert not at.exception
+    assert any("revoked" in e.value for e in at.error)
+
+
+def test_undo_shows_only_once_there_is_something_to_take_back(app_env):
+    at = rater_app(app_env["tokens"]["ann"])
+    keys = {b.key for b in at.button}
+    assert "rate_undo" not in keys  # nothing was submitted yet
+    choose(at, 1.0, 1.0)
+    at.button(key="rate_submit").click().run()
+    assert at.button(key="rate_undo")
+    at.button(key="rate_undo").click().run()  # the only rating taken back: gone again
+    assert "rate_undo" not in {b.key for b in at.button}
+    rank = rater_app(app_env["tokens"]["ann"], "pages/rank.py")
+    assert "rank_undo_sub" not in {b.key for b in rank.button}
+
+
+def test_a_rater_the_restored_database_does_not_know_is_not_called_revoked(app_env, tmp_path):
+    from concord.services import studies
+    from concord.store.backup import backup, restore
+
+    copy = tmp_path / "before-cleo.db"
+    backup(app_env["db"], copy)
+    (cleo,) = studies.invite(app_env["db"], "ui", ["cleo"], "http://x")
+    at = rater_app(cleo.url.split("token=")[1])
+    choose(at, 1.0, 1.0)
+    app_env["db"].close()
+    restore(app_env["db_path"], copy, confirm=True)  # cleo was invited after the backup
+    at.button(key="rate_submit").click().run()
+    assert not at.exception
+    text = " ".join(e.value for e in at.error) + " ".join(w.value for w in at.warning)
+    assert "not known here" in text and "revoked" not in text
+    again = rater_app(cleo.url.split("token=")[1])  # a reload: the sign-in says the same
+    assert "not known here" in again.error[0].value and "revoked" not in again.error[0].value

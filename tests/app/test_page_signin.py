@@ -55,3 +55,23 @@ def test_a_session_lasts_while_the_secret_is_unchanged_and_ends_when_reset(app_e
     secret.reset(settings)
     at.run()
     assert not _signed_in(at)
+
+
+def test_a_research_page_opened_signed_out_shows_the_form_then_the_page(app_env):
+    # A typed /studies used to show the sign-in page and a "Page not found" dialog.
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page("pages/studies.py").run()
+    assert not at.exception
+    assert at.text_input(key="admin_secret") and not at.dataframe
+    _sign_in("letmein-test-secret-7Qx9", at)
+    assert _signed_in(at)
+    assert [t.value for t in at.title] == ["Studies"]
+
+
+def test_sign_out_ends_the_stored_session(app_env):
+    at = _sign_in("letmein-test-secret-7Qx9")
+    db = app_env["db"]
+    assert db.execute("SELECT COUNT(*) FROM research_sessions").fetchone()[0] == 1
+    at.button(key="sign_out").click().run()
+    assert not at.exception and not _signed_in(at)
+    assert db.execute("SELECT COUNT(*) FROM research_sessions").fetchone()[0] == 0

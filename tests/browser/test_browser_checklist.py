@@ -1,5 +1,6 @@
 """Headless Chromium: a rater ticks checklist conditions with number keys, sees the value
-derived live, overrides one value with a reason, and the ticks are stored."""
+derived live, overrides one value with a reason (keys only: O, arrows, Tab, Enter), and
+the ticks are stored."""
 
 from __future__ import annotations
 
@@ -68,15 +69,28 @@ def test_tick_with_keys_override_with_a_reason(server, page):
                            "\"[class*='st-key-rate_cond'] input:checked\").length === 0",
                            timeout=15_000)
     assert not any(_checked(page, i) for i in range(6))
-    # Second image: tick 1 (SC 0.5), then override SC to 1 with the mouse and a reason.
+    # Second image: tick 1 (SC 0.5), then override SC to 1 with the keys only: O puts the
+    # focus on SC's value, → moves it, Tab reaches the reason, Enter submits from there.
     page.keyboard.press("1")
     page.get_by_text("Checklist gives SC = 0.5").wait_for(timeout=15_000)
-    page.locator(".st-key-rate_SC [role='radiogroup'] label").nth(2).click()
+    _settled(page)
+    sc = page.locator(".st-key-rate_SC [role='radiogroup'] input")
+    page.keyboard.press("o")
+    page.wait_for_function("() => document.activeElement.closest('.st-key-rate_SC') !== null",
+                           timeout=5_000)
+    page.keyboard.press("ArrowRight")  # 0.5 -> 1
+    page.wait_for_function("(el) => el.checked", arg=sc.nth(2).element_handle(),
+                           timeout=5_000)
     page.keyboard.press("Enter")  # no reason yet: refused, the image stays
     page.get_by_text("to choose 1 instead, give a reason").wait_for(timeout=15_000)
-    page.locator(".st-key-rate_SC [role='radiogroup'] label").nth(2).click()
-    page.locator(".st-key-rate_reason_SC input").fill("only a tiny detail differs")
-    page.evaluate("document.activeElement.blur()")
+    _settled(page)
+    if not sc.nth(2).is_checked():  # the refusal redrew the choices: choose again
+        page.keyboard.press("o")
+        page.keyboard.press("ArrowRight")
+    page.keyboard.press("Tab")
+    page.wait_for_function("() => document.activeElement.closest('.st-key-rate_reason_SC')"
+                           " !== null", timeout=5_000)
+    page.keyboard.type("only a tiny detail differs")
     page.keyboard.press("Enter")
     page.get_by_text("2 / 2 rated").wait_for(timeout=30_000)
 

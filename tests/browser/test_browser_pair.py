@@ -41,13 +41,22 @@ def test_judge_pairs_with_keys_skip_undo_and_a_click(server, page):
     sides.nth(1).wait_for(timeout=15_000)  # the keys can be ready before the images show
     idle(page)
     assert sides.count() == 2
-    for n, key in enumerate(("1", "ArrowRight", "t", "b"), start=1):
+    assert page.locator(".st-key-pair_undo").count() == 0  # nothing to take back yet
+    # 3 and T both mean tie, 4 and B both bad (the buttons say so).
+    page.get_by_role("button", name="[3 / T] Tie").wait_for()
+    page.get_by_role("button", name="[4 / B] Both bad").wait_for()
+    for n, key in enumerate(("1", "ArrowRight", "3", "4"), start=1):
         page.keyboard.press(key)
         _judged(page, n)
-    page.keyboard.press("u")  # both bad taken back: that pair again, then "right"
+    page.keyboard.press("u")  # both bad taken back: that pair again, then B, then undo, T
     _judged(page, 3)
     page.get_by_text("Last judgment undone").wait_for(timeout=15_000)
-    page.keyboard.press("2")
+    page.keyboard.press("b")
+    _judged(page, 4)
+    page.keyboard.press("u")
+    _judged(page, 3)
+    idle(page)
+    page.keyboard.press("t")
     _judged(page, 4)
     idle(page)
     page.keyboard.press("s")  # the reason field has the focus; Esc cancels
@@ -76,8 +85,9 @@ def test_judge_pairs_with_keys_skip_undo_and_a_click(server, page):
                       " pr.id = j.pair_id ORDER BY j.id").fetchall()
     assert [r[3:5] for r in rows] == [("left", "judge"), ("right", "judge"), ("tie", "judge"),
                                       ("both_bad", "judge"), (None, "undo"),
-                                      ("right", "judge"), ("left", "judge")]
-    assert rows[3][0] == rows[4][0] == rows[5][0]
+                                      ("both_bad", "judge"), (None, "undo"),
+                                      ("tie", "judge"), ("left", "judge")]
+    assert rows[3][0] == rows[4][0] == rows[5][0] == rows[6][0] == rows[7][0]
     pia = rater_store.get_rater(db, "pia").id
     for pair_id, left, right, _, _, a, b in rows:
         flip = pairs.swapped(4, pia, pair_id)

@@ -62,3 +62,24 @@ def test_raters_rate_through_the_sticky_proxy(proxied, chromium):
     db = proxied["db"]
     assert db.execute("SELECT COUNT(DISTINCT submission) FROM ratings").fetchone()[0] == 4
     assert db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == 8
+
+
+def test_a_researcher_stays_signed_in_through_the_proxy(proxied, chromium):
+    # The session is in the database all processes share: a reload and a second browser
+    # tab, whichever process nginx sends them to, keep the researcher signed in.
+    context = chromium.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{proxied['url']}/raters")
+        page.locator('[data-testid="stTextInputField"]').first.fill("letmein-test-secret-7Qx9")
+        page.get_by_role("button", name="Sign in").click()
+        page.get_by_role("heading", name="Raters").first.wait_for(timeout=60_000)
+        page.wait_for_function("() => document.cookie.includes('concord_research=')",
+                               timeout=10_000)
+        page.reload()
+        page.get_by_role("heading", name="Raters").first.wait_for(timeout=60_000)
+        other = context.new_page()
+        other.goto(f"{proxied['url']}/progress")
+        other.get_by_role("heading", name="Progress").first.wait_for(timeout=60_000)
+    finally:
+        context.close()

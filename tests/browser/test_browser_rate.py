@@ -13,7 +13,7 @@ from concord.services import studies
 from concord.store import frames
 from concord.store import studies as study_store
 from concord.store.db import open_db
-from tests.browser.conftest import start_server, stop
+from tests.browser.conftest import idle, start_server, stop
 from tests.helpers import make_folder_study
 
 pytestmark = pytest.mark.browser
@@ -99,3 +99,46 @@ def test_switching_study_in_the_sidebar_switches_the_item(server, page, tmp_path
     page.get_by_text("Rate images · second").wait_for(timeout=15_000)
     page.get_by_text("0 / 1 rated").wait_for(timeout=15_000)
     assert "delta-model" not in page.content()
+
+
+def _checked_levels(page, criterion: str) -> list[bool]:
+    radios = page.locator(f".st-key-rate_{criterion} [role='radiogroup'] input")
+    return [radios.nth(i).is_checked() for i in range(radios.count())]
+
+
+def test_chosen_scores_survive_a_reload_and_every_action_has_a_key(server, page):
+    page.goto(f"{server['url']}/?token={server['token']}")
+    page.get_by_text("0 / 9 rated").wait_for(timeout=30_000)
+    page.locator("html[data-concord-keys='ready']").wait_for(state="attached")
+    idle(page)
+    assert page.locator(".st-key-rate_undo").count() == 0  # nothing to take back yet
+    page.keyboard.press("g")  # the rating guide; Esc closes it
+    page.get_by_role("dialog").get_by_text("Rating guide").wait_for(timeout=15_000)
+    page.keyboard.press("Escape")
+    page.get_by_role("dialog").wait_for(state="detached", timeout=15_000)
+    page.keyboard.press("2")  # SC = 0.5
+    page.locator(".st-key-rate_PR [role='radiogroup'] label").nth(3).click()  # PR = 2
+    page.wait_for_function("() => Object.keys(localStorage).some("
+                           "(k) => k.startsWith('concord-draft:'))", timeout=5_000)
+    page.reload()  # the choices were never sent: the browser kept them
+    page.get_by_text("0 / 9 rated").wait_for(timeout=30_000)
+    page.wait_for_function("() => document.querySelectorAll(\"[class*='st-key-rate_']"
+                           " [role='radiogroup'] input:checked\").length === 2",
+                           timeout=15_000)
+    assert _checked_levels(page, "SC") == [False, True, False, False]
+    assert _checked_levels(page, "PR") == [False, False, False, True]
+    page.keyboard.press("Enter")
+    page.get_by_text("1 / 9 rated").wait_for(timeout=30_000)
+    db = server["db"]
+    df = frames.ratings_frame(db, study_store.get_study(db, "kb").id)
+    assert sorted(zip(df.criterion, df.value, strict=True)) == [("PR", 2.0), ("SC", 0.5)]
+    # The next image starts empty, also after a reload (its draft went with the submit).
+    idle(page)
+    page.reload()
+    page.get_by_text("1 / 9 rated").wait_for(timeout=30_000)
+    idle(page)
+    assert not any(_checked_levels(page, "SC") + _checked_levels(page, "PR"))
+    assert page.evaluate("Object.keys(localStorage).filter("
+                         "(k) => k.startsWith('concord-draft:')).length") == 0
+    page.keyboard.press("u")  # Undo, now that there is a rating: that image again
+    page.get_by_text("Last rating undone").wait_for(timeout=15_000)

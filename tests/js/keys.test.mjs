@@ -451,3 +451,22 @@ test('a key whose widget never comes is dropped after a second; the next keys go
   page.advance(1300);
   assert.deepEqual(page.clicks(), ['PR 0.5', 'submit']);
 });
+
+test('the rank page: Shift with a digit key zooms that image, whatever the layout types', () => {
+  page = newPage();
+  const b = DATA.rank.bindings;
+  for (let i = 1; i <= 3; i += 1) {
+    page.rerunning(page.add(b['1'].css, page.element({name: `pick ${i}`})));
+    page.rerunning(page.add(b['shift+1'].css, page.element({name: `zoom ${i}`})));
+  }
+  for (const name of ['undo pick', 'undo ranking']) {
+    page.rerunning(page.add(b[name === 'undo pick' ? 'u' : 'shift+u'].css, page.element({name})));
+  }
+  mount({data: DATA.rank});
+  page.press('£', {shiftKey: true, code: 'Digit3'});  // Shift+3 on a British layout
+  page.press('2');
+  page.press('U', {shiftKey: true, code: 'KeyU'});
+  page.press('u');
+  page.advance(1000);
+  assert.deepEqual(page.clicks(), ['zoom 3', 'pick 2', 'undo ranking', 'undo pick']);
+});

@@ -5,7 +5,8 @@ append-only: a change is a new revision, and the current value is a view.
 
 The migrations live in this package's modules (:mod:`.initial`, :mod:`.core`,
 :mod:`.metrics`, :mod:`.branches`, :mod:`.hardening`, :mod:`.integrity`,
-:mod:`.labels`); ``migrations`` below registers them in the order they are applied.
+:mod:`.labels`, :mod:`.sessions`); ``migrations`` below registers them in the order they
+are applied.
 Databases record the names of the migrations applied to them, so a shipped migration
 is never renamed, reordered or edited: a new one goes at the end of ``_STEPS``.
 """
@@ -22,6 +23,7 @@ from concord.store.migrations import (
     integrity,
     labels,
     metrics,
+    sessions,
 )
 
 migrations = Migrations("concord")
@@ -47,6 +49,8 @@ _STEPS = (
     integrity.m1201_crowd_integrity,
     labels.m1301_imported_labels,
     labels.m1302_comments,
+    sessions.m1401_research_sessions,
+    sessions.m1402_questionnaire_answers,
 )
 # m601 rebuilds tables with foreign keys off, which SQLite ignores inside a transaction.
 _OUTSIDE_TRANSACTION = frozenset({branches.m601_pairs})

@@ -1,0 +1,66 @@
+"""The pieces the rater screens draw alike: the revoked-link stop, the head (progress,
+notice, prompt), the reason forms (skip, flag) and the end of the queue."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from concord.services import common
+from concord.ui import onboarding_view, session, widgets
+from concord.ui.screen import Screen
+
+
+def still_allowed() -> bool:
+    """False (with why) when the rater's link stopped working since the last run."""
+    if session.still_allowed():
+        return True
+    st.error(session.ended_message())
+    return False
+
+
+def progress(item: object | None, fetch: Callable[[], common.Progress]) -> common.Progress:
+    """The rater's progress: it came with the item (one look at the queue); at the end,
+    ``fetch()`` asks for it."""
+    shown = getattr(item, "progress", None)
+    return shown if shown is not None else fetch()
+
+
+def head(scr: Screen, title: str, study: str, rater_id: int, *, item: object | None,
+         done: common.Progress, noun: str, prompt: str | None,
+         extra: Callable[[], None] | None = None) -> None:
+    """Progress, notices and the prompt (and ``extra()``: what to judge): they stay in view
+    while the rater works."""
+    with st.container(key="concord_head"):
+        st.caption(title)
+        widgets.progress_and_notice(done.done, done.skipped, done.assigned, noun, scr.NOTICE)
+        onboarding_view.check_warning(study, rater_id)
+        if item is not None:
+            widgets.literal(prompt or "(no prompt text)", css="concord-prompt")
+            if extra is not None:
+                extra()
+
+
+def reason_form(scr: Screen, kind: str, study: str, rater_id: int, *, label: str,
+                ok: str, on_ok: Callable[[str, int], None],
+                placeholder: str | None = None) -> None:
+    """A skip or flag form: a focused text field, Enter confirms, Esc cancels."""
+    name = f"{scr.parts.prefix}_{kind}"
+    field = scr.SKIP_REASON if kind == "skip" else f"{name}_note"
+    with st.form(f"{name}_form"):
+        st.text_input(label, key=field, placeholder=placeholder)
+        left, right = st.columns(2)
+        left.form_submit_button(f"{ok} ⏎", key=f"{name}_ok", type="primary", on_click=on_ok,
+                                args=(study, rater_id))
+        right.form_submit_button("Cancel [Esc]", key=f"{name}_cancel",
+                                 on_click=scr.cancel_forms)
+
+
+def skip_form(scr: Screen, study: str, rater_id: int, *, what: str,
+              placeholder: str | None = None) -> None:
+    """The skip form of ``what`` (image, prompt, pair) when it is open."""
+    if scr.open_form() == "skip":
+        reason_form(scr, "skip", study, rater_id, label=f"Why skip this {what}?",
+                    ok=f"Skip {what}", on_ok=scr.skip_with_reason, placeholder=placeholder)
+

@@ -1,0 +1,38 @@
+"""One word per count: rated images, rating values (SC and PR count apart), raters who
+rated; the same in `raters list`, `studies` and the Progress page."""
+
+from __future__ import annotations
+
+import re
+
+from concord.cli import main
+from concord.services import rating, studies
+from concord.services.common import new_submission
+from concord.store import open_db
+from concord.store import raters as rater_store
+from tests.helpers import make_folder_study
+
+
+def test_raters_list_and_studies_say_rated_images_and_rating_values(tmp_path, capsys):
+    path = tmp_path / "c.db"
+    db = open_db(path)
+    studies.import_manifest(db, make_folder_study(tmp_path / "one", prompts=2))
+    studies.import_manifest(db, make_folder_study(tmp_path / "two", prompts=2))
+    studies.invite(db, "one", ["ann"], "http://x")
+    rid = rater_store.get_rater(db, "ann").id
+    rater_store.add_to_study(db, rid, db.execute("SELECT id FROM studies WHERE name = 'two'"
+                                                 ).fetchone()[0])
+    for study in ("one", "one", "two"):
+        item = rating.next_item(db, study, rid)
+        rating.submit(db, study, rid, item.image_id, {"SC": 1, "PR": 1},
+                      submission=new_submission())
+    capsys.readouterr()
+    assert main(["--db", str(path), "raters", "list", "--study", "one"]) == 0
+    head, row = capsys.readouterr().out.splitlines()[:2]
+    cells = dict(zip(head.split(), re.split(r"\s{2,}", row), strict=False))  # aligned columns
+    # 2 images rated in study one: 2 rated images, 4 rating values (SC and PR apart); the
+    # rating in study two is not counted for study one
+    assert (cells["rated_images"], cells["rating_values"]) == ("2", "4")
+    assert main(["--db", str(path), "studies"]) == 0
+    out = capsys.readouterr().out
+    assert "rated_images" in out and "rating_values" in out and " ratings " not in out
