@@ -56,3 +56,32 @@ def test_pairs_tab_says_why_it_is_empty(app_env, tmp_path):
     pick_study(at, "dash")
     assert not at.exception
     assert any("No pair judgments yet" in i.value for i in at.info)
+
+
+def test_imported_votes_and_rankings_on_the_dashboard(app_env, tmp_path):
+    """A votes-only study (arena votes without prompts or images) and a rankings-only one:
+    the dashboard shows their pair statistics as for labels from the screens."""
+    from concord.services.ratings_import import import_ratings
+
+    db = app_env["db"]
+    votes = tmp_path / "v.csv"
+    votes.write_text("model_a,model_b,winner,judge,tstamp\n" + "".join(
+        f"m{i % 3},m{(i + 1) % 3},{'model_a' if i % 4 else 'model_b'},u{i % 7},{1.7e9 + i}\n"
+        for i in range(60)))
+    import_ratings(db, "votes", "pairs", votes)
+    ranks = tmp_path / "k.csv"
+    ranks.write_text("prompt_id,rater,ranking\n" + "".join(
+        f"p{i},r{i % 3},{'a > b = c' if i % 2 else 'c > a > b'}\n" for i in range(12)))
+    import_ratings(db, "ranks", "rankings", ranks)
+    at = researcher_dashboard()
+    for study, source in (("votes", "pairs"), ("ranks", "rankings")):
+        pick_study(at, study)
+        assert not at.exception
+        doc = report.study_report(db, study)
+        expect = [r["model"] for r in doc["pairs"]["bradley_terry"]
+                  if r["source"] == source and r["tie_model"] == "davidson"]
+        board = next(f for f in frame_values(at)
+                     if {"score", "score_ci_low", "n_comparisons"} <= set(f.columns))
+        assert board["model"].tolist() == expect and len(expect) == 3
+        online = [f for f in frame_values(at) if "elo_online" in f.columns]
+        assert bool(online) == (study == "votes")  # online Elo: human votes only
