@@ -56,8 +56,14 @@ for n, item in enumerate(items):
             shown = " > ".join(current) if view == "rank" else _label(current, item)
             st.markdown(f"**Adjudicated:** {shown}")
         with st.form(key=f"adj_form_{n}"):
+            scale = item.get("scale")
             if view == "rank":
                 value = st.multiselect("Order, best first", item["options"], key=f"adj_v_{n}")
+            elif scale is not None:  # a continuous criterion: any point of its scale
+                value = st.number_input(
+                    f"Adjudicated value ({scale['low']:g} to {scale['high']:g})",
+                    min_value=scale["low"], max_value=scale["high"], step=scale["step"],
+                    value=None, format="%g", key=f"adj_v_{n}")
             else:  # starts empty: a Save without a choice stores nothing
                 value = st.selectbox("Adjudicated value", item["options"], key=f"adj_v_{n}",
                                      index=None, placeholder="Choose a value",

@@ -45,6 +45,7 @@ def side(item: pairs.PairItem, which: int) -> None:
 
 
 def actions(item: pairs.PairItem, can_undo: bool) -> None:
+    screen_view.comment_field(SCREEN, item)  # before the choice: a choice submits
     c1, c2, c3, c4, c5 = st.columns(5)
     for col, (key, outcome, label) in zip((c1, c2), (("pair_tie", "tie", "[3 / T] Tie"),
                                                      ("pair_both_bad", "both_bad",
@@ -63,7 +64,7 @@ def actions(item: pairs.PairItem, can_undo: bool) -> None:
                           placeholder="e.g. an image does not load, prompt unclear")
 
 
-def keys(can_undo: bool) -> widgets.Keys:
+def keys(item: pairs.PairItem | None, can_undo: bool) -> widgets.Keys:
     left, right = widgets.widget_css("pair_pick_left"), widgets.widget_css("pair_pick_right")
     bindings = {"1": (left, 0, True), "ArrowLeft": (left, 0, True), "2": (right, 0, True),
                 "ArrowRight": (right, 0, True)}
@@ -71,8 +72,10 @@ def keys(can_undo: bool) -> widgets.Keys:
                                          "4": "pair_both_bad", "b": "pair_both_bad",
                                          "s": "pair_skip_btn", "z": "pair_zoom",
                                          **({"u": "pair_undo"} if can_undo else {})}))
-    return SCREEN.keys(bindings, clicks=[{"within": "[class*='st-key-pair_side_']",
-                                          "target": "[class*='st-key-pair_pick_'] button"}])
+    keyed = SCREEN.keys(bindings, clicks=[{"within": "[class*='st-key-pair_side_']",
+                                           "target": "[class*='st-key-pair_pick_'] button"}])
+    return widgets.with_fields(keyed, sliders=[],
+                               comment=screen_view.comment_css(SCREEN, item))
 
 
 def head(item: pairs.PairItem | None, editing: bool, done: Progress) -> None:
@@ -93,7 +96,7 @@ def pair_screen() -> None:
     item = SCREEN.current(study, rater_id)
     done = screen_view.progress(item, lambda: pairs.progress(session.db(), study, rater_id))
     can_undo = done.done > 0
-    widgets.keyboard(keys(can_undo), key="pair_keys")
+    widgets.keyboard(keys(item, can_undo), key="pair_keys")
     editing = SCREEN.editing()
     head(item, editing, done)
     if item is None:

@@ -48,6 +48,7 @@ def grid(rs: ranking.RankSet) -> None:
 
 
 def controls(rs: ranking.RankSet) -> None:
+    screen_view.comment_field(SCREEN, rs)
     c1, c2, c3, c4 = st.columns(4)
     c1.button(f"Submit ⏎ ({rk.draft().ranked}/{len(rs.images)})", type="primary",
               key="rank_submit", on_click=rk.submit, args=(study, rater_id), width="stretch")
@@ -73,8 +74,9 @@ def keys(rs: ranking.RankSet | None, can_undo: bool) -> widgets.Keys:
         bindings["t"] = (widgets.widget_css(rk.TIE, "input"), 0, True)
     if can_undo:
         bindings["shift+u"] = (widgets.widget_css("rank_undo_sub"), 0, True)
-    return SCREEN.keys(bindings, clicks=[{"within": "[class*='st-key-rank_slot_']",
-                                          "target": "[class*='st-key-rank_pick_'] button"}])
+    keyed = SCREEN.keys(bindings, clicks=[{"within": "[class*='st-key-rank_slot_']",
+                                           "target": "[class*='st-key-rank_pick_'] button"}])
+    return widgets.with_fields(keyed, sliders=[], comment=screen_view.comment_css(SCREEN, rs))
 
 
 def head(rs: ranking.RankSet | None, done: Progress) -> None:

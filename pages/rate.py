@@ -7,7 +7,7 @@ import streamlit as st
 from concord.rubrics import Rubric
 from concord.services import rating
 from concord.services.common import Progress
-from concord.ui import checklist_view, onboarding_view, screen_view, session, widgets
+from concord.ui import checklist_view, onboarding_view, scale_input, screen_view, session, widgets
 from concord.ui import rate_state as rs
 
 SCREEN = rs.SCREEN
@@ -29,12 +29,16 @@ def level_label(criterion, value: float, listed: bool = False) -> str:
     return f"{hint}{value:g} · {level.label}"
 
 
-def choices(editing: bool, rubric: Rubric) -> None:
+def choices(item: rating.Item, editing: bool, rubric: Rubric) -> None:
     # One form: choosing a level changes nothing on the server; only the submit runs.
     # The checklist's ticks sit outside it (checklist_view): a tick re-derives the value.
     checklist_view.conditions(rubric)
     with st.form("rate_form", border=False, enter_to_submit=False):
         for criterion in rubric.criteria:
+            if criterion.continuous is not None:
+                scale_input.continuous(criterion, rs.choice_key(criterion.key),
+                                       f"**{criterion.key}** — {criterion.name}")
+                continue
             listed = rubric.checklist(criterion.key) is not None
             st.radio(
                 f"**{criterion.key}** — {criterion.name}"
@@ -46,6 +50,7 @@ def choices(editing: bool, rubric: Rubric) -> None:
                 key=rs.choice_key(criterion.key), help=criterion.definition)
             if listed:
                 checklist_view.reason(criterion.key)
+        screen_view.comment_field(SCREEN, item)
         st.form_submit_button("Save changes ⏎" if editing else "Submit ⏎", type="primary",
                               key="rate_submit", on_click=rs.submit,
                               args=(study, rater_id, rubric))
@@ -83,17 +88,23 @@ def keys(item: rating.Item | None, rubric: Rubric, can_undo: bool) -> widgets.Ke
     bindings.update(checklist_view.key_bindings(rubric))
     draft = [*checklist_view.draft_fields(rubric),
              *(widgets.widget_css(rs.choice_key(c.key), "[role='radiogroup'] label")
-               for c in rubric.criteria)]
+               for c in rubric.criteria if c.continuous is None)]
+    # Enter in a number field (a continuous scale too fine for a slider) submits too.
+    enter_in = [checklist_view.REASON_FIELDS] if rubric.checklists else []
+    enter_in += [widgets.widget_css(rs.choice_key(c.key), "input[type='number']")
+                 for c in rubric.criteria if c.continuous is not None]
     bindings.update(widgets.button_keys({"Enter": "rate_submit", "s": "rate_skip_btn",
                                          "f": "rate_flag", "z": "rate_zoom",
                                          "g": "rate_guide",
                                          **({"u": "rate_undo"} if can_undo else {})}))
     keyed = SCREEN.keys(bindings, opens=("s", "f"))
-    return dataclasses.replace(
+    keyed = dataclasses.replace(
         keyed, cycles=checklist_view.override_keys(rubric),
-        enter_in=checklist_view.REASON_FIELDS if rubric.checklists else None,
+        enter_in=", ".join(enter_in) or None,
         draft=None if item is None or SCREEN.editing() else
         {"id": SCREEN.draft_id(study, rater_id, item.public_id), "fields": draft})
+    return widgets.with_fields(keyed, sliders=widgets.slider_css(rubric, rs.choice_key),
+                               comment=screen_view.comment_css(SCREEN, item))
 
 
 def head(item: rating.Item | None, editing: bool, done: Progress) -> None:
@@ -117,7 +128,7 @@ def panel(item: rating.Item, editing: bool, rubric: Rubric, can_undo: bool) -> N
         st.caption(f"You flagged this image ({notes}).")
     if st.button("Rating guide [G]", key="rate_guide", type="tertiary"):
         guide(rubric)
-    choices(editing, rubric)
+    choices(item, editing, rubric)
     actions(item, can_undo)
     screen_view.skip_form(SCREEN, study, rater_id, what="image",
                           placeholder="e.g. image does not load, prompt unclear")

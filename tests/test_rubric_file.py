@@ -101,3 +101,62 @@ def test_a_copy_of_a_packaged_rubric_is_accepted(files):
     copy.write_text((DEFAULT_RUBRICS_DIR / "likert-5.yaml").read_text(encoding="utf-8"))
     choice = rubric_choice.explicit([str(copy)], [])
     assert choice.rubric_id == "likert-5"
+
+
+def _manifest_study(folder, rubric_line: str):
+    from tests.helpers import make_folder_study
+
+    return make_folder_study(folder / "m", prompts=2, models=("a", "b"),
+                             extra=f"{rubric_line}\n")
+
+
+def test_a_manifest_rubric_file_is_read_next_to_the_manifest_and_kept(tmp_path, capsys):
+    (tmp_path / "m" / "scales").mkdir(parents=True)
+    rubric = _rubric(tmp_path / "m" / "scales")
+    manifest = _manifest_study(tmp_path, "rubric: scales/vivid.yaml")
+    db_path = tmp_path / "x.db"
+    assert main(["--db", str(db_path), "import", str(manifest)]) == 0
+    rubric.unlink()  # the study keeps its copy
+    db = open_db(db_path)
+    study = study_store.get_study(db, "m")
+    assert study.rubric == "vivid"
+    assert "vivid" in study.settings["rubric_files"]
+    assert [c.key for c in rubric_choice.rubric_for(study).criteria] == ["vividness"]
+    # the same manifest again (the file gone) is refused with the field, nothing changed
+    assert main(["--db", str(db_path), "import", str(manifest)]) == 1
+    err = capsys.readouterr().err
+    assert "rubric" in err and "rubric file not found" in err and "vivid.yaml" in err
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    ("id: nope\n: [", "invalid YAML"),
+    (None, "of a packaged rubric but other contents"),
+])
+def test_a_bad_manifest_rubric_file_is_refused_with_the_field(tmp_path, capsys, content, says):
+    (tmp_path / "m").mkdir()
+    if content is None:  # a file called like a packaged rubric, with other contents
+        path = _rubric(tmp_path / "m", name="likert-5", extra="# my own edit\n")
+    else:
+        path = tmp_path / "m" / "likert-5.yaml"
+        path.write_text(content, encoding="utf-8")
+    manifest = _manifest_study(tmp_path, f"rubric: {path.name}")
+    db_path = tmp_path / "x.db"
+    assert main(["--db", str(db_path), "import", str(manifest)]) == 1
+    err = capsys.readouterr().err
+    assert says in err and "rubric" in err
+    assert "Traceback" not in err
+    assert open_db(db_path).execute("SELECT count(*) FROM studies").fetchone() == (0,)
+
+
+def test_a_dimension_may_be_rated_on_a_rubric_file(tmp_path):
+    (tmp_path / "m").mkdir()
+    _rubric(tmp_path / "m")
+    manifest = _manifest_study(tmp_path, "rubrics:\n  count: ./vivid.yaml")
+    db = open_db(tmp_path / "x.db")
+    from concord.services import studies
+
+    studies.import_manifest(db, manifest)
+    study = study_store.get_study(db, "m")
+    assert study.settings["rubrics"] == {"count": "vivid"}
+    assert rubric_choice.rubric_for(study, "count").id == "vivid"
+    assert rubric_choice.rubric_for(study, "color").id == "imagenhub-text-to-image"

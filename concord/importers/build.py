@@ -13,10 +13,11 @@ from concord.importers import benchmarks, folders, study_checks
 from concord.importers.images import verify_many
 from concord.importers.manifest import Manifest, read_manifest, readable
 from concord.importers.pair_manifest import PAIR_GOLD, add_gold_pair, check_pairs
+from concord.importers.rubric_files import resolve as resolve_rubric_files
 from concord.importers.safe_load import MAX_SAMPLE, finite_number, shown, whole_number
 from concord.importers.tables import TableError, read_records
 from concord.plan import GoldPairSpec, GoldSpec, ImageSpec, PromptSpec, StudyPlan
-from concord.rubrics import list_rubrics, load_rubric_by_id
+from concord.rubrics import copies, list_rubrics, load_rubric_by_id
 
 # The manifest layouts: one reader each (the manifest checks `layout:` against these keys).
 READERS: dict[str, Callable[[Manifest], folders.Layout]] = {
@@ -38,7 +39,8 @@ def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
         progress: optional factory ``(total, desc) -> bar`` with ``update(n)`` and ``close()``.
     """
     m, problems = read_manifest(path, READERS)
-    problems += _check_rubric(m)
+    rubric_files, file_problems = resolve_rubric_files(m)
+    problems += file_problems + _check_rubric(m, rubric_files)
     if not readable(problems):  # every problem that can be found without the files
         raise InputError(problems)
     try:
@@ -48,7 +50,7 @@ def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
     for p in layout.prompts:  # the manifest's benchmark labels prompts that have none
         p.benchmark = p.benchmark or m.benchmark
     problems += layout.problems
-    problems += _check_dimension_rubrics(m, layout.prompts)
+    problems += _check_dimension_rubrics(m, layout.prompts, rubric_files)
     paths = [f for *_, f in layout.files]
     bar = progress(len(paths), "checking images") if progress and paths else None
     infos, bad = verify_many(m.root, paths, max_pixels=m.max_pixels, progress=bar)
@@ -72,7 +74,8 @@ def plan_from_manifest(path: Path, *, progress: Any = None) -> StudyPlan:
     if problems:
         raise InputError(problems)
     shown, warnings, looks = study_checks.study_display(m, layout.files, infos)
-    settings = m.settings() | ({"display": shown.stored()} if shown else {})
+    settings = m.settings() | ({"display": shown.stored()} if shown else {}) | (
+        {"rubric_files": rubric_files} if rubric_files else {})
     return StudyPlan(name=m.name, protocol=m.protocol, rubric=m.rubric, root=str(m.root),
                      settings=settings, models=list(models), prompts=layout.prompts,
                      images=images, gold=gold, gold_pairs=gold_pairs,
@@ -87,8 +90,8 @@ def _check_sources(m: Manifest, prompts: list[PromptSpec]) -> list[Problem]:
     return [Problem(b.file, b.message, field="source_image") for b in bad]
 
 
-def _check_rubric(m: Manifest) -> list[Problem]:
-    if m.rubric is not None and m.rubric not in list_rubrics():
+def _check_rubric(m: Manifest, files: dict[str, str]) -> list[Problem]:
+    if m.rubric is not None and m.rubric not in files and m.rubric not in list_rubrics():
         return [Problem(str(m.path), unknown_rubric(m.rubric), field="rubric")]
     return []
 
@@ -102,15 +105,17 @@ def unknown_rubric(rubric: str) -> str:
     return f"unknown rubric {rubric!r} ({hint}rubrics: {', '.join(known)})"
 
 
-def _check_dimension_rubrics(m: Manifest, prompts: list[PromptSpec]) -> list[Problem]:
+def _check_dimension_rubrics(m: Manifest, prompts: list[PromptSpec],
+                             files: dict[str, str]) -> list[Problem]:
     """Each ``rubrics:`` entry names a dimension the study has and a rubric with a scale."""
     known, dims = list_rubrics(), {p.dimension for p in prompts}
     problems = []
     for dimension, rubric in m.rubrics.items():
         where = f"rubrics.{dimension}"
-        if rubric not in known:
+        if rubric not in known and rubric not in files:
             problems.append(Problem(str(m.path), unknown_rubric(rubric), field=where))
-        elif load_rubric_by_id(rubric).is_ranking:
+        elif (copies.from_text(files[rubric], rubric) if rubric in files
+              else load_rubric_by_id(rubric)).is_ranking:
             problems.append(Problem(str(m.path), f"{rubric!r} is a ranking rubric; a dimension"
                                                  " needs one with a scale", field=where))
         if dimension not in dims:

@@ -1,5 +1,6 @@
-"""Rubrics given as a file (``import-ratings --rubric path/to/rubric.yaml``), kept with the
-study as text so that a moved or edited file cannot change the study later.
+"""Rubrics given as a file (``import-ratings --rubric path/to/rubric.yaml``, a
+manifest's ``rubric: path/to/rubric.yaml``), kept with the study as text so that a moved
+or edited file cannot change the study later.
 
 The file is checked exactly like the packaged rubrics (bounded YAML, every rule of
 :func:`concord.rubrics.checks.check`; its ``id`` is its file name). The study keeps the
@@ -42,6 +43,15 @@ def read_file(path: Path) -> tuple[Rubric, str]:
     except TableError as e:  # not a regular file, too large, not UTF-8
         raise RubricError([RubricProblem(path, "", p.message) for p in e.problems]) from e
     return from_text(text, path.stem, label=path), text
+
+
+def clashes(rubric_id: str, text: str) -> bool:
+    """Whether a rubric file takes the id of a packaged rubric (``rubrics/``) with other
+    contents (the study could not tell the two apart)."""
+    from concord.rubrics.model import DEFAULT_RUBRICS_DIR
+
+    packaged = DEFAULT_RUBRICS_DIR / f"{rubric_id}.yaml"
+    return packaged.is_file() and packaged.read_text(encoding="utf-8") != text
 
 
 def from_text(text: str, rubric_id: str, *, label: Path | None = None) -> Rubric:

@@ -91,7 +91,8 @@ def _item(db: Database, study: study_store.Study, view: str, row: dict, frame: p
     return {**{k: _plain(v) for k, v in row.items()}, "view": view, "item_id": item_id,
             "prompt": first["prompt"], "answers": sorted(answers, key=lambda a: a["rater"]),
             "paths": paths, "adjudicated": done.get((item_id, crit), {}).get("value"),
-            "options": _options(db, study, view, item_id, crit)}
+            "options": _options(db, study, view, item_id, crit),
+            "scale": _scale(db, study, view, item_id, crit)}
 
 
 def _order(group: pd.DataFrame) -> list[str]:
@@ -110,6 +111,17 @@ def _plain(value: Any) -> Any:
 
 def _path(db: Database, study: study_store.Study, image_id: int) -> str | None:
     return report.image_file(study.root, store.image_path(db, image_id))
+
+
+def _scale(db: Database, study: study_store.Study, view: str, item_id: int,
+           criterion: str) -> dict[str, float | None] | None:
+    """A continuous criterion's scale (``low``, ``high``, ``step``; None: any number) for
+    the page's number field; None for levels, rankings and pairs."""
+    if view != "score":
+        return None
+    found = rubric_choice.rubric_for_image(db, study, item_id).resolve(criterion)
+    scale = found.continuous if found is not None else None
+    return None if scale is None else {"low": scale.low, "high": scale.high, "step": scale.step}
 
 
 def _options(db: Database, study: study_store.Study, view: str, item_id: int,

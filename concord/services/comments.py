@@ -6,8 +6,12 @@ enters a statistic."""
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import dataclass
+
+from sqlite_utils import Database
 
 from concord.errors import RatingError
+from concord.store import comments as comment_store
 from concord.store.studies import Study
 
 MODES = ("off", "optional", "required")
@@ -19,6 +23,23 @@ def mode(study: Study) -> str:
     """The study's comment setting (``off`` when unset or unknown)."""
     value = study.settings.get("comments", "off")
     return value if value in MODES else "off"
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """The comment field of a rater screen: the study's setting and the rater's latest
+    comment on the item (shown again when an answer is edited or undone)."""
+
+    mode: str = "off"
+    text: str = ""
+
+
+def shown(db: Database, study: Study, rater_id: int, unit: str, item_id: int) -> Shown:
+    """What the comment field shows for one item (no query when comments are off)."""
+    setting = mode(study)
+    if setting == "off":
+        return Shown()
+    return Shown(setting, comment_store.latest(db, study.id, rater_id, unit, item_id))
 
 
 def checked(study: Study, text: str | None) -> str | None:

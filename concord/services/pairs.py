@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlite_utils import Database
@@ -43,6 +43,7 @@ class PairItem:
     current: str | None = None
     progress: common.Progress | None = None
     preload: tuple[Path, ...] = ()  # the two images most likely shown next
+    comment: comments.Shown = field(default_factory=comments.Shown)
 
 
 def swapped(seed: int, rater_id: int, pair_id: int) -> bool:
@@ -77,7 +78,8 @@ def _item(db: Database, study: study_store.Study, rater_id: int, pair_id: int) -
     return PairItem(pair_id=pair_id, prompt=items.prompt_row(db, pair.prompt_id)["text"],
                     left=_side(db, base, left), right=_side(db, base, right),
                     submission=common.new_submission(),
-                    current=pair_store.last_outcome(db, pair_id, rater_id, CRITERION))
+                    current=pair_store.last_outcome(db, pair_id, rater_id, CRITERION),
+                    comment=comments.shown(db, study, rater_id, UNIT, pair_id))
 
 
 def next_pair(db: Database, study_name: str, rater_id: int) -> PairItem | None:

@@ -40,6 +40,7 @@ class RankSet:
     current: dict[int, float] = field(default_factory=dict)
     draft: RankingDraft = field(default_factory=RankingDraft)
     progress: common.Progress | None = None
+    comment: comments.Shown = field(default_factory=comments.Shown)
 
 
 def ranking_rubric(db: Database, study_name: str, rater_id: int) -> Rubric:
@@ -66,6 +67,7 @@ def _display(db: Database, study, rater_id: int, prompt_id: int) -> RankSet:
         current=ranks,
         draft=(RankingDraft.from_json(saved, shown) if saved is not None
                else RankingDraft.from_ranks(ranks)),
+        comment=comments.shown(db, study, rater_id, UNIT, prompt_id),
     )
 
 

@@ -44,6 +44,7 @@ class Item:
     # The rater's latest checklist answers (ticks, derived value, override reason) by
     # criterion, also those an undo took back: an edit shows the earlier ticks.
     answers: dict[str, checklist_store.Answer] = field(default_factory=dict)
+    comment: comments.Shown = field(default_factory=comments.Shown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +82,7 @@ def _item(db: Database, study, image_id: int, rater_id: int,
         rubric=rubric,
         answers=checklist_store.last_answers(db, image_id, rater_id) if rubric.checklists
         else {},
+        comment=comments.shown(db, study, rater_id, UNIT, image_id),
     )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from concord.errors import ConcordError, RatingError
-from concord.rubrics import DEFAULT_RUBRICS_DIR, Rubric, RubricError, copies, list_rubrics
+from concord.rubrics import Rubric, RubricError, copies, list_rubrics
 from concord.rubrics.inline import (
     describe,
     from_settings,
@@ -162,8 +162,7 @@ def _file_rubric(path: Path, known: list[str], files: dict[str, str] | None) -> 
         more = f" (and {len(exc.problems) - 1} more problem(s))" if len(exc.problems) > 1 else ""
         raise ConcordError(f"rubric file {path}: {first.key or 'file'}: {first.message}{more};"
                            " check it with `validate-rubrics --dir` on its folder") from None
-    if rubric.id in known and text != (DEFAULT_RUBRICS_DIR / f"{rubric.id}.yaml").read_text(
-            encoding="utf-8"):
+    if rubric.id in known and copies.clashes(rubric.id, text):
         raise ConcordError(f"rubric file {path} has the id {rubric.id!r} of a packaged rubric "
                            "but other contents; rename the file (its id is its name)")
     if files is not None:

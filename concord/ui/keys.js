@@ -19,11 +19,16 @@
 //             override reasons of a checklist: Enter submits the rating), or null
 //   ring:     css of the buttons that bindings {move: 1 | -1} move the focus along (My
 //             ratings: J / K go from row to row, Enter opens the row focused), or null
+//   sliders:  [css] of the sliders on screen: an arrow key, PgUp/PgDn, Home or End pressed
+//             while no field has the focus moves the first of them (it gets the focus)
+//   comment:  css of the comment field: Esc in it gives the focus back to the page (the
+//             keys work again), Ctrl+Enter in it does what Enter does on the page
 //   draft:    {id, fields: [css]}: the choices on screen (radio labels, checkboxes) are
 //             kept in localStorage under the item's id as the rater makes them, and made
 //             again when the same item is drawn after a reload; null on other screens
-// A binding is {css, nth, rerun} (a click), {move} (the focus along `ring`) or {cycle:
-// [css]} (the focus to the next of these radio groups: its checked radio, else its first).
+// A binding is {css, nth, rerun} (a click), {move} (the focus along `ring`), {cycle:
+// [css]} (the focus to the next of these radio groups: its checked radio, else its first;
+// or to the next slider) or {focusOn: css} (the cursor into that text field).
 // A key name "shift+x" binds x with Shift held ("shift+3": the digit key 3, whatever the
 // layout types with Shift).
 const BUSY = new Set(['running', 'rerunRequested', 'stopRequested']);
@@ -32,7 +37,12 @@ const appState = () => {
   return app ? app.getAttribute('data-test-script-state') : null;
 };
 const typing = (t) => t && (t.isContentEditable || t.tagName === 'TEXTAREA' ||
-    t.tagName === 'SELECT' || (t.tagName === 'INPUT' && !['radio', 'checkbox'].includes(t.type)));
+    t.tagName === 'SELECT' ||
+    (t.tagName === 'INPUT' && !['radio', 'checkbox', 'range'].includes(t.type)));
+// The keys a slider takes (the browser's own: one step, a tenth of the scale, the ends).
+const SLIDER_KEYS = new Set(['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'PageUp',
+                             'PageDown', 'Home', 'End']);
+const onWidget = (t) => t && (typing(t) || t.tagName === 'INPUT' || t.tagName === 'SELECT');
 const scroller = () => document.querySelector('[data-testid="stMain"]');
 
 // A synthetic click on a radio focuses it, and the browser scrolls the focused element
@@ -164,8 +174,45 @@ function waitFor(kb, b) {
 // (or was cleared by the previous instance): any keyed cancel button on the page.
 const ANY_CANCEL = "[class*='st-key-'][class*='_cancel'] button";
 
+// The comment field: Esc leaves it, Ctrl+Enter (Cmd+Enter) submits as Enter would. Leaving
+// it (blur) hands its text to the app before the submit's click.
+function inComment(kb, e) {
+  const t = e.target;
+  if (!kb.comment || !t || !t.matches || !t.matches(kb.comment)) return false;
+  const submit = e.key === 'Enter' && (e.ctrlKey || e.metaKey) && kb.bindings.Enter;
+  if (e.key !== 'Escape' && !submit) return false;
+  e.preventDefault();
+  e.stopImmediatePropagation();
+  t.blur();
+  if (submit) {
+    kb.queue.push(kb.bindings.Enter);
+    pump(kb);
+  }
+  return true;
+}
+
+// An arrow key (PgUp/PgDn, Home, End) with no field focused: the first slider takes the
+// focus and the key, so a rater can set a slider without reaching for the mouse.
+function toSlider(kb, e) {
+  if (!SLIDER_KEYS.has(e.key) || kb.bindings[e.key] || !kb.sliders || onWidget(e.target)) {
+    return false;
+  }
+  const slider = kb.sliders.map((css) => document.querySelector(css)).find(Boolean);
+  if (!slider) return false;
+  e.preventDefault();
+  e.stopImmediatePropagation();
+  slider.focus({preventScroll: true});
+  for (const type of ['keydown', 'keyup']) {
+    slider.dispatchEvent(new KeyboardEvent(type, {key: e.key, code: e.code, bubbles: true,
+                                                  cancelable: true}));
+  }
+  return true;
+}
+
 function onKey(kb, e) {
-  if (e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;
+  if (e.repeat) return;  // a held key's native repeats (a slider's) go on unhindered
+  if (inComment(kb, e)) return;
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
   if (e.key === 'Escape') {
     const css = kb.escape || ANY_CANCEL;
     const pending = kb.typed !== null && kb.typed !== undefined;
@@ -204,7 +251,7 @@ function onKey(kb, e) {
     pump(kb);
     return;
   }
-  if (typing(e.target)) return;
+  if (typing(e.target) || toSlider(kb, e)) return;
   if (kb.typed !== null && kb.typed !== undefined &&
       performance.now() - kb.typedSince > 10000) {
     settleTyped(kb, 50);  // never hold keys for long, whatever happened to the click
@@ -244,6 +291,14 @@ function onKey(kb, e) {
   }
   if (b.cycle) {
     cycleFocus(b.cycle);
+    return;
+  }
+  if (b.focusOn) {
+    const field = document.querySelector(b.focusOn);
+    if (field) {
+      field.focus();
+      if (field.scrollIntoView) field.scrollIntoView({block: 'nearest'});
+    }
     return;
   }
   const opens = kb.opens.includes(k);
@@ -472,6 +527,8 @@ export default function(component) {
   kb.submit = data.submit || null;
   kb.enterIn = data.enterIn || null;
   kb.ring = data.ring || null;
+  kb.sliders = data.sliders || [];
+  kb.comment = data.comment || null;
   const draftBefore = kb.draft && kb.draft.id;
   kb.draft = data.draft || null;
   if (data.item !== undefined && data.item !== kb.item) {
@@ -512,6 +569,8 @@ export default function(component) {
     kb.submit = null;
     kb.enterIn = null;
     kb.ring = null;
+    kb.sliders = [];
+    kb.comment = null;
     delete document.documentElement.dataset.concordKeys;
   };
 }

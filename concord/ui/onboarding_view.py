@@ -10,7 +10,7 @@ import streamlit as st
 from concord.errors import ConcordError
 from concord.rubrics import Rubric
 from concord.services import checks, onboarding, questionnaire, rating
-from concord.ui import questionnaire_view, session, widgets
+from concord.ui import questionnaire_view, scale_input, session, widgets
 
 PRACTICE_ITEM = "practice_item"
 FEEDBACK = "practice_feedback"
@@ -45,8 +45,10 @@ def consent(study: str, rater_id: int) -> None:
 
 
 def _level(rubric: Rubric, criterion: str, value: float) -> str:
-    level = rubric.criterion(criterion).level(value)
-    return f"{value:g} · {level.label}"
+    found = rubric.criterion(criterion)
+    if found.continuous is not None:  # a slider's value has no level name
+        return f"{value:g}"
+    return f"{value:g} · {found.level(value).label}"
 
 
 def _keyed_level(rubric: Rubric, criterion: str, value: float) -> str:
@@ -88,7 +90,8 @@ def _keys(rubric: Rubric) -> widgets.Keys:
     bindings.update({cond.key.lower(): (widgets.widget_css(_cond_key(i), "input"), 0, False)
                      for i, cond in enumerate(conditions) if cond.key})
     bindings["Enter"] = _ENTER
-    return widgets.Keys(bindings)
+    return widgets.with_fields(widgets.Keys(bindings), comment=None,
+                               sliders=widgets.slider_css(rubric, lambda c: f"practice_{c}"))
 
 
 def _choices(rubric: Rubric) -> None:
@@ -102,6 +105,10 @@ def _choices(rubric: Rubric) -> None:
                 hint = f"[{cond.key}] " if cond.key else ""
                 st.checkbox(f"{hint}{cond.text}", key=_cond_key(position))
                 position += 1
+            continue
+        if criterion.continuous is not None:
+            scale_input.continuous(criterion, f"practice_{criterion.key}",
+                                   f"**{criterion.key}** — {criterion.name}")
             continue
         st.radio(f"**{criterion.key}** — {criterion.name}", list(criterion.values),
                  index=None, horizontal=True, key=f"practice_{criterion.key}",

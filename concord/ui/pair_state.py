@@ -21,5 +21,6 @@ SCREEN = screen.Screen(screen.Parts(
 def choose(study: str, rater_id: int, outcome: str) -> None:
     """Store the judgment of the pair on screen (a key, a button or a click on an image)."""
     SCREEN.store(lambda item, editing: pairs.submit(
-        session.db(), study, rater_id, item, outcome, edit=editing).stored,
+        session.db(), study, rater_id, item, outcome, edit=editing,
+        comment=SCREEN.comment()).stored,
         f"Judgment updated: {LABELS[outcome]}.")

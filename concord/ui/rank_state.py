@@ -66,5 +66,6 @@ def reset(study: str, rater_id: int) -> None:
 def submit(study: str, rater_id: int) -> None:
     """Store the ranking when every image has a place (Enter or the button)."""
     SCREEN.store(lambda rs, editing: ranking.submit(
-        session.db(), study, rater_id, rs, draft().groups, edit=editing) is not None,
+        session.db(), study, rater_id, rs, draft().groups, edit=editing,
+        comment=SCREEN.comment()) is not None,
         "Ranking updated.")

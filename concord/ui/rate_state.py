@@ -87,7 +87,8 @@ def submit(study: str, rater_id: int, rubric: Rubric) -> None:
                for c in rubric.checklists}
     SCREEN.store(lambda item, editing: rating.submit(
         session.db(), study, rater_id, item.image_id, values, submission=item.submission,
-        edit=editing, ticks=checked, reasons=reasons).stored, "Rating updated.")
+        edit=editing, ticks=checked, reasons=reasons, comment=SCREEN.comment()).stored,
+        "Rating updated.")
 
 
 def flag_with_note(study: str, rater_id: int) -> None:

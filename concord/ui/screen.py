@@ -17,6 +17,7 @@ import streamlit as st
 from sqlite_utils import Database
 
 from concord.errors import ConcordError
+from concord.services.comments import Shown
 from concord.services.gate import GateError
 from concord.ui import session, widgets
 
@@ -72,6 +73,7 @@ class Screen:
         self.EDIT = f"{parts.prefix}_edit"
         self.NOTICE = f"{parts.prefix}_notice"
         self.SKIP_REASON = f"{parts.prefix}_skip_reason"
+        self.COMMENT = f"{parts.prefix}_comment"
 
     def form_key(self, kind: str) -> str:
         """Session-state key that says the ``kind`` reason form (skip, flag) is open."""
@@ -105,16 +107,22 @@ class Screen:
         except GateError:
             return None  # the session is over (skips, failed checks): the end screen shows
         self.parts.on_show(found)
+        if found is not None:  # the rater's earlier comment on it, if any (an edit, an undo)
+            st.session_state[self.COMMENT] = getattr(found, "comment", Shown()).text
         st.session_state[self.ITEM] = found
         st.session_state[self.STUDY] = study
         return found
 
     def forget(self) -> None:
         """Drop the item on screen so the next run fetches the next one."""
-        keys = (self.ITEM, self.STUDY, self.EDIT, *map(self.form_key, self.parts.forms),
-                *self.parts.extra_state)
+        keys = (self.ITEM, self.STUDY, self.EDIT, self.COMMENT,
+                *map(self.form_key, self.parts.forms), *self.parts.extra_state)
         for key in keys:
             st.session_state.pop(key, None)
+
+    def comment(self) -> str:
+        """The text in the comment field (the study's ``comments`` setting)."""
+        return str(st.session_state.get(self.COMMENT) or "")
 
     def notice(self, kind: str, text: str) -> None:
         """A message shown above the next item (``kind``: an ``st`` alert function)."""

@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from concord.services import common
+from concord.services import comments, common
+from concord.services.comments import Shown
 from concord.ui import onboarding_view, session, widgets
 from concord.ui.screen import Screen
 
@@ -55,6 +56,29 @@ def reason_form(scr: Screen, kind: str, study: str, rater_id: int, *, label: str
                                 args=(study, rater_id))
         right.form_submit_button("Cancel [Esc]", key=f"{name}_cancel",
                                  on_click=scr.cancel_forms)
+
+
+def comment_mode(item: object) -> str:
+    """The study's comment setting as it came with the item (``off`` without an item)."""
+    shown = getattr(item, "comment", None)
+    return shown.mode if isinstance(shown, Shown) else "off"
+
+
+def comment_css(scr: Screen, item: object) -> str | None:
+    """The CSS of the item's comment field for the key listener (None: no field)."""
+    return None if comment_mode(item) == "off" else widgets.widget_css(scr.COMMENT, "textarea")
+
+
+def comment_field(scr: Screen, item: object) -> None:
+    """The comment field of the item on screen, when the study takes comments."""
+    mode = comment_mode(item)
+    if mode == "off":
+        return
+    st.text_area(f"Comment for the researcher ({mode}) [C]", key=scr.COMMENT, height=68,
+                 max_chars=comments.MAX_CHARS,
+                 placeholder="Anything the researcher should know about this answer",
+                 help="C puts the cursor here; Esc leaves the field (the keys work again); "
+                      "Ctrl+Enter submits.")
 
 
 def skip_form(scr: Screen, study: str, rater_id: int, *, what: str,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import logging
 from collections.abc import Callable
@@ -81,7 +82,9 @@ class Keys:
 
     ``bindings`` map a key to a click ``(css, nth, rerun)``; ``moves`` map a key to a step
     of the focus along ``ring`` (J / K on My ratings), ``cycles`` a key to radio groups
-    the focus goes through (O: a checklist criterion's value, to override it)."""
+    (or sliders) the focus goes through (O: a checklist criterion's value, to override it;
+    V: the next slider), ``focuses`` a key to a text field it puts the cursor in (C: the
+    comment)."""
 
     bindings: dict[str, tuple[str, int, bool]]
     escape: str | None = None
@@ -95,6 +98,9 @@ class Keys:
     ring: str | None = None
     cycles: dict[str, list[str]] = field(default_factory=dict)
     draft: dict | None = None  # {"id": ..., "fields": [css, ...]}: choices kept per item
+    focuses: dict[str, str] = field(default_factory=dict)  # key -> css of a field it focuses
+    sliders: list[str] = field(default_factory=list)  # css of the sliders arrow keys move
+    comment: str | None = None  # css of the comment field (Esc leaves it, Ctrl+Enter submits)
 
 
 def rater_style() -> None:
@@ -120,10 +126,12 @@ def keyboard(keys: Keys, *, key: str) -> None:
                              for k, (css, nth, rerun) in keys.bindings.items()}
     data.update({k: {"move": step} for k, step in keys.moves.items()})
     data.update({k: {"cycle": groups} for k, groups in keys.cycles.items()})
+    data.update({k: {"focusOn": css} for k, css in keys.focuses.items()})
     _keys_component(data={"bindings": data, "escape": keys.escape, "focus": keys.focus,
                           "clicks": keys.clicks, "item": keys.item,
                           "opens": list(keys.opens), "submit": keys.submit,
-                          "enterIn": keys.enter_in, "ring": keys.ring, "draft": keys.draft},
+                          "enterIn": keys.enter_in, "ring": keys.ring, "draft": keys.draft,
+                          "sliders": keys.sliders, "comment": keys.comment},
                     key=key)
 
 
@@ -145,6 +153,25 @@ def level_keys(rubric: Rubric, key_of: Callable[[str], str]) -> dict[str, tuple[
             if level.key:
                 bindings[level.key.lower()] = (radio, i, False)
     return bindings
+
+
+def slider_css(rubric: Rubric, key_of: Callable[[str], str]) -> list[str]:
+    """The slider inputs of the rubric's continuous criteria (widget keys ``key_of``)."""
+    return [widget_css(key_of(c.key), "input[type='range']") for c in rubric.criteria
+            if c.continuous is not None]
+
+
+def with_fields(keys: Keys, *, sliders: list[str], comment: str | None) -> Keys:
+    """``keys`` plus the arrow keys for the sliders, V (the next slider) and C (the cursor
+    in the comment field), each unless the screen's own keys (a rubric's) took it."""
+    cycles = dict(keys.cycles)
+    if sliders and "v" not in keys.bindings:
+        cycles["v"] = sliders
+    focuses = dict(keys.focuses)
+    if comment is not None and "c" not in keys.bindings:
+        focuses["c"] = comment
+    return dataclasses.replace(keys, cycles=cycles, focuses=focuses, sliders=sliders,
+                               comment=comment)
 
 
 def button_keys(buttons: dict[str, str]) -> dict[str, tuple[str, int, bool]]:

@@ -77,7 +77,7 @@ def test_imported_votes_and_rankings_on_the_dashboard(app_env, tmp_path):
     for study, source in (("votes", "pairs"), ("ranks", "rankings")):
         pick_study(at, study)
         assert not at.exception
-        doc = report.study_report(db, study)
+        doc = study_report(db, study)
         expect = [r["model"] for r in doc["pairs"]["bradley_terry"]
                   if r["source"] == source and r["tie_model"] == "davidson"]
         board = next(f for f in frame_values(at)
