@@ -40,9 +40,10 @@ if not (meta["n_ratings"] or meta["n_rankings"] or meta["n_scores"]
     if not meta.get("excluded_raters"):
         st.stop()
 
-cols = st.columns(6)
-for col, (label, value) in zip(cols, (("Ratings", meta["n_ratings"]),
-                                      ("Raters", meta["n_raters"]),
+cols = st.columns(7)
+for col, (label, value) in zip(cols, (("Rated images", meta["n_rated_images"]),
+                                      ("Rating values", meta["n_ratings"]),
+                                      ("Raters who rated", meta["n_raters_who_rated"]),
                                       ("Models", meta["n_models"]),
                                       ("Rankings", meta["n_rankings"]),
                                       ("Pair judgments", meta["n_pair_judgments"]),

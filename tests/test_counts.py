@@ -36,3 +36,34 @@ def test_raters_list_and_studies_say_rated_images_and_rating_values(tmp_path, ca
     assert main(["--db", str(path), "studies"]) == 0
     out = capsys.readouterr().out
     assert "rated_images" in out and "rating_values" in out and " ratings " not in out
+
+
+def test_stats_names_rating_values_rated_images_and_raters_who_rated(tmp_path, capsys):
+    """Three raters, two of whom rate (the third only ranks): stats says so."""
+    from concord.services import ranking
+
+    path = tmp_path / "c.db"
+    db = open_db(path)
+    studies.import_manifest(db, make_folder_study(tmp_path / "s", prompts=2, protocol="both",
+                                                  models=("a", "b", "c"), k=3))
+    studies.invite(db, "s", ["ann", "ben", "cat"], "http://x")
+    for name in ("ann", "ben"):
+        rid = rater_store.get_rater(db, name).id
+        for _ in range(2):
+            item = rating.next_item(db, "s", rid)
+            rating.submit(db, "s", rid, item.image_id, {"SC": 1, "PR": 0.5},
+                          submission=new_submission())
+    cat = rater_store.get_rater(db, "cat").id
+    rank_set = ranking.next_set(db, "s", cat)
+    ranking.submit(db, "s", cat, rank_set, [[i.image_id] for i in rank_set.images])
+    capsys.readouterr()
+    assert main(["--db", str(path), "stats", "--study", "s", "--n-boot", "20"]) == 0
+    out = capsys.readouterr().out
+    rated = {r for (r,) in db.execute("SELECT DISTINCT image_id FROM ratings")}
+    assert f"8 rating values of {len(rated)} rated images by 2 raters who rated" in out
+    assert main(["--db", str(path), "stats", "--study", "s", "--json", "--n-boot", "20"]) == 0
+    import json
+
+    meta = json.loads(capsys.readouterr().out)["meta"]
+    assert (meta["n_ratings"], meta["n_rated_images"], meta["n_raters_who_rated"],
+            meta["n_raters"]) == (8, len(rated), 2, 3)

@@ -326,7 +326,8 @@ def _summary(meta: dict) -> str:
     filters = ", ".join(f"{k} {meta[k]}" for k in ("dimension", "metric") if meta.get(k))
     parts = []
     if meta["n_ratings"]:
-        parts.append(f"{meta['n_ratings']} ratings by {meta['n_raters']} raters "
+        parts.append(f"{meta['n_ratings']} rating values of {meta['n_rated_images']} rated "
+                     f"images by {meta['n_raters_who_rated']} raters who rated "
                      f"({meta['n_models']} models, {meta['n_prompts']} prompts)")
     if meta["n_rankings"]:
         parts.append(f"{meta['n_rankings']} rankings of {meta['n_ranked_prompts']} prompts "

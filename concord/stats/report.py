@@ -237,6 +237,10 @@ def _meta(ratings, rankings, scores, counts: list[dict], settings: dict) -> dict
     return jsonable({
         "schema_version": SCHEMA_VERSION,
         "n_ratings": sum(len(f) for f in rated),
+        "n_rated_images": len(set().union(*(set(f["image_id"]) for f in rated
+                                              if "image_id" in f))),
+        "n_raters_who_rated": len(set().union(*(distinct_text(f["rater"]) for f in rated
+                                                  if "rater" in f))),
         "n_gold_ratings": sum(c["gold_ratings"] for c in counts),
         "n_ranked_images": sum(len(f) for f in ranked),
         "n_rankings": sum(_n_rankings(f) for f in ranked),

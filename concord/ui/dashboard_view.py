@@ -126,8 +126,13 @@ def agreement_note(doc: dict) -> str | None:
 
 def count_caption(meta: dict) -> str:
     """What the counts above the tabs count, and what was left out."""
-    parts = [f"Rankings: one per prompt, rater and criterion ({meta['n_ranked_images']:,} "
-             f"ranked images of {meta['n_ranked_prompts']:,} prompts)."]
+    parts = [f"Rating values: one per image, rater and criterion (SC and PR count apart; "
+             f"the agreement tables' n_ratings count one criterion's). Rankings: one per "
+             f"prompt, rater and criterion ({meta['n_ranked_images']:,} ranked images of "
+             f"{meta['n_ranked_prompts']:,} prompts)."]
+    if meta.get("n_raters", 0) > meta.get("n_raters_who_rated", 0):
+        parts.append(f"{meta['n_raters']:,} raters gave any label (ratings, rankings or "
+                     "pair judgments).")
     if meta.get("n_gold_ratings") or meta.get("n_gold_rankings") or meta.get(
             "n_gold_pair_judgments"):
         parts.append(f"Gold items left out of the statistics: {meta['n_gold_ratings']:,} "

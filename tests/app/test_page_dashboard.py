@@ -75,7 +75,7 @@ def test_dashboard_shows_the_report_numbers(app_env, tmp_path):
     assert any({"statistic", "mean_r", "fisher_z", "tanh_mean_r"} <= set(f.columns)
                for f in frame_values(at))
     assert len(at.get("download_button")) == 5
-    assert metric_value(at, "Ratings") == f"{6 * 4 * 3 * 2:,}"
+    assert metric_value(at, "Rating values") == f"{6 * 4 * 3 * 2:,}"
 
 
 def test_dashboard_filters_and_empty_study(app_env, tmp_path):
@@ -168,13 +168,13 @@ def test_excluding_a_rater_recomputes_every_number_and_is_reversible(app_env, tm
     seed_study(db, tmp_path)
     at = researcher_dashboard()
     pick_study(at, "dash")
-    assert metric_value(at, "Raters") == "3"
+    assert metric_value(at, "Raters who rated") == "3"
     at.selectbox(key="dash_exclude_rater").select("cat")
     at.text_input(key="dash_exclude_reason").input("failed attention checks")
     at.button(key="FormSubmitter:dash_exclude_form-Exclude").click().run()
     assert not at.exception
-    assert metric_value(at, "Raters") == "2"
-    assert metric_value(at, "Ratings") == f"{6 * 4 * 2 * 2:,}"
+    assert metric_value(at, "Raters who rated") == "2"
+    assert metric_value(at, "Rating values") == f"{6 * 4 * 2 * 2:,}"
     doc = study_report(db, "dash", n_boot=10, n_perm=10)
     assert doc["meta"]["excluded_raters"] == ["cat"]
     assert doc["raters"]["excluded"][0]["reason"] == "failed attention checks"
@@ -183,4 +183,4 @@ def test_excluding_a_rater_recomputes_every_number_and_is_reversible(app_env, tm
     at.selectbox(key="dash_include_rater").select("cat")
     at.button(key="dash_include").click().run()
     assert not at.exception
-    assert metric_value(at, "Raters") == "3"
+    assert metric_value(at, "Raters who rated") == "3"

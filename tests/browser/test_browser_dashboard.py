@@ -38,9 +38,10 @@ def test_researcher_sees_leaderboard_and_agreement(server, page):
     # Streamlit may still be replacing elements of the first run: wait for each text.
     page.get_by_text(f"{best['model']}, mean of rater means "
                      f"{best['mean_rater_means']:.3f}").wait_for(timeout=10_000)
-    metric = page.locator('[data-testid="stMetricValue"]').first
+    metric = page.locator('[data-testid="stMetric"]').filter(has_text="Rating values")
     metric.wait_for(timeout=10_000)
-    assert metric.inner_text() == f"{doc['meta']['n_ratings']:,}"
+    shown = metric.locator('[data-testid="stMetricValue"]').inner_text()
+    assert shown == f"{doc['meta']['n_ratings']:,}"
     page.get_by_role("tab", name="Human vs metric").click()
     page.get_by_text("Spearman ρ [95% CI] per dimension × metric").wait_for(timeout=10_000)
     assert page.locator('[data-testid="stException"]').count() == 0
