@@ -14,13 +14,13 @@ import pytest
 from concord import devices, questionnaire
 from concord.cli import main
 from concord.errors import AuthError, InputError
-from concord.services import labels, report, studies
+from concord.services import labels, studies
 from concord.services import questionnaire as service
 from concord.store import open_db
 from concord.store import raters as rater_store
 from tests.crowd_helpers import QUESTIONNAIRE
 from tests.foundation_helpers import seed_study
-from tests.helpers import make_folder_study
+from tests.helpers import make_folder_study, study_report
 
 
 @pytest.fixture
@@ -151,7 +151,7 @@ def test_answers_never_reach_the_statistics_or_the_label_exports(tmp_path):
     manifest.write_text(manifest.read_text() + QUESTIONNAIRE, encoding="utf-8")
     studies.import_manifest(db, manifest)
     rater = db.execute("SELECT id FROM raters ORDER BY id LIMIT 1").fetchone()[0]
-    before_report = report.study_report(db, "dash", n_boot=50, n_perm=50)
+    before_report = study_report(db, "dash", n_boot=50, n_perm=50)
     before_labels = labels.export_bytes(db, "dash", "csv")
     db.execute("INSERT INTO study_raters (study_id, rater_id) SELECT id, ? FROM studies"
                " WHERE name = 'dash' AND NOT EXISTS (SELECT 1 FROM study_raters WHERE"
@@ -159,7 +159,7 @@ def test_answers_never_reach_the_statistics_or_the_label_exports(tmp_path):
     service.submit(db, "dash", rater, "before", BEFORE, submission="q1")
     service.submit(db, "dash", rater, "after", {"ai_help": "Yes", "confidence": 1},
                    submission="q2")
-    after_report = report.study_report(db, "dash", n_boot=50, n_perm=50)
+    after_report = study_report(db, "dash", n_boot=50, n_perm=50)
     assert json.dumps(after_report, sort_keys=True, default=str) == \
         json.dumps(before_report, sort_keys=True, default=str)
     assert labels.export_bytes(db, "dash", "csv") == before_labels
