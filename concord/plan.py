@@ -9,21 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# One question of a prompt is one type everywhere: the evaluator contract's (importers
+# build it, the store keeps and reads it, evaluators score it).
+from evaluators.base import Question
+
 # What raters of a study do (manifest `protocol:`); a rubric's own protocol (score or rank:
 # which screen it is for) is a different list, in the rubric checks.
 STUDY_PROTOCOLS = ("score", "rank", "both", "pair")
 # A rater who opens an item and leaves holds its slot this long; then others may take it.
 DEFAULT_LEASE_MINUTES = 30
-
-
-@dataclass(frozen=True, slots=True)
-class QuestionSpec:
-    """One question of a prompt (TIIF yes/no, GenEval 2 VQA, TIFA)."""
-
-    qkey: str
-    text: str
-    answer: str | None = None
-    skill: str | None = None
 
 
 @dataclass(slots=True)
@@ -41,7 +35,7 @@ class PromptSpec:
     source_image: str | None = None
     instruction: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
-    questions: list[QuestionSpec] = field(default_factory=list)
+    questions: list[Question] = field(default_factory=list)
     rank_set: bool = True
 
 

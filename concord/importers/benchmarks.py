@@ -24,7 +24,7 @@ from concord.importers.safe_load import (
     whole_number_problem,
 )
 from concord.importers.tables import TableError, read_json, read_jsonl
-from concord.plan import PromptSpec, QuestionSpec
+from concord.plan import PromptSpec, Question
 
 _PAIRCOMP_FILE = re.compile(r"^(\d+)_([01])_(\d+)$")
 TIIF_VARIANTS = ("short", "long")
@@ -137,7 +137,7 @@ def _geneval2_prompt(path: Path, line: int, n: int, row: dict[str, Any],
     if problem is not None:
         bad("atom_count", problem)
         return None
-    questions = [QuestionSpec(str(j), str(q), str(a), str(s))
+    questions = [Question(str(j), str(q), str(a), str(s))
                  for j, ((q, a), s) in enumerate(zip(vqa, skills, strict=True))]
     return PromptSpec(key=str(n), text=text, benchmark="geneval2", atom_count=atoms,
                       skills=[str(s) for s in skills], dimension=f"{atoms} atoms",
@@ -224,7 +224,7 @@ def _tiif_dimension(dim: str, pfile: Path, qfile: Path, variants: list[str],
                                                        f"{qs[j]!r})", row=qline,
                                            field="yn_question_list"))
             continue
-        specs = [QuestionSpec(str(j), str(qq), str(a)) for j, (qq, a)
+        specs = [Question(str(j), str(qq), str(a)) for j, (qq, a)
                  in enumerate(zip(qs, ans, strict=True))]
         for v in variants:
             text = p.get(f"{v}_description")

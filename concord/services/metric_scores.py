@@ -18,7 +18,7 @@ from sqlite_utils import Database
 from concord.errors import ConcordError, InputError, NotFoundError, Problem
 from concord.importers.score_jsonl import ScoreFile, read_score_file
 from concord.importers.score_tables import COLUMNS, read_scores_csv, read_tiif
-from concord.plan import ImageSpec, PromptSpec, QuestionSpec, StudyPlan
+from concord.plan import ImageSpec, PromptSpec, Question, StudyPlan
 from concord.store import items, score_staging
 from concord.store import runs as run_store
 from concord.store import studies as study_store
@@ -206,7 +206,7 @@ def _prompts_for(df: pd.DataFrame, keys: set[str]) -> list[PromptSpec]:
         if "question" in part:
             qs = part.drop_duplicates("question_id")
             spec.benchmark = "tiif"
-            spec.questions = [QuestionSpec(q.question_id, q.question, q.answer)
+            spec.questions = [Question(q.question_id, q.question, q.answer)
                               for q in qs.itertuples(index=False)]
         out.append(spec)
     return out

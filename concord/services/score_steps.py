@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from tqdm import tqdm
 
 from concord.store.scores import ScoreRow, ScoringItem
-from evaluators.base import Evaluator, EvaluatorError, Question, ScoreRequest, ScoreResult
+from evaluators.base import Evaluator, EvaluatorError, ScoreRequest, ScoreResult
 
 logger = logging.getLogger(__name__)
 
@@ -67,9 +67,7 @@ def to_request(item: ScoringItem, root: Path | None) -> ScoreRequest:
     extra = {**item.meta, "prompt_id": item.prompt_id, "model": item.model,
              "sample": item.sample, "dimension": item.dimension, "variant": item.variant,
              "paraphrase_group": item.paraphrase_group, "atom_count": item.atom_count}
-    questions = tuple(Question(q.question_id, q.text, q.answer, q.skill)
-                      for q in item.questions)
-    return ScoreRequest(item.image_id, path, item.prompt, questions, extra)
+    return ScoreRequest(item.image_id, path, item.prompt, tuple(item.questions), extra)
 
 
 def result_rows(result: ScoreResult, metric: str, judge: str,
@@ -90,7 +88,7 @@ def is_done(item: ScoringItem, done: set[tuple[int, str]], questions: bool) -> b
     """Whether an item's image row (and each question row) already holds a value."""
     if (item.image_id, "") not in done:
         return False
-    return not questions or all((item.image_id, q.question_id) in done for q in item.questions)
+    return not questions or all((item.image_id, q.id) in done for q in item.questions)
 
 
 def steps(items: Sequence[ScoringItem], size: int) -> Iterator[Sequence[ScoringItem]]:

@@ -9,17 +9,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from concord.plan import Question
 from concord.store.db import dumps, loads, now, transaction
-
-
-@dataclass(frozen=True, slots=True)
-class ScoringQuestion:
-    """A question of a prompt as an evaluator sees it."""
-
-    question_id: str
-    text: str
-    answer: str | None
-    skill: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +28,7 @@ class ScoringItem:
     paraphrase_group: str | None
     atom_count: int | None
     meta: dict[str, Any] = field(default_factory=dict)
-    questions: tuple[ScoringQuestion, ...] = ()
+    questions: tuple[Question, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,14 +50,14 @@ def scoring_items(db: Database, study_id: int) -> list[ScoringItem]:
 
     ``path`` is relative to the study root; None for images imported without a file.
     """
-    questions: dict[int, list[ScoringQuestion]] = {}
+    questions: dict[int, list[Question]] = {}
     for q in db.query(
         "SELECT q.* FROM questions q JOIN prompts p ON p.id = q.prompt_id"
         " WHERE p.study_id = ? ORDER BY q.prompt_id, q.position",
         [study_id],
     ):
         questions.setdefault(q["prompt_id"], []).append(
-            ScoringQuestion(q["qkey"], q["text"], q["answer"], q["skill"])
+            Question(q["qkey"], q["text"], q["answer"], q["skill"])
         )
     sql = (
         "SELECT i.id, i.sample, i.path, p.id AS pid, p.key, p.text, p.dimension, p.variant,"

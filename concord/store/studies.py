@@ -273,7 +273,7 @@ def _ensure_questions(db: Database, prompt_id: int, p: PromptSpec) -> int:
         res = db.execute(
             "INSERT OR IGNORE INTO questions (prompt_id, qkey, text, answer, skill, position)"
             " VALUES (?, ?, ?, ?, ?, ?)",
-            [prompt_id, q.qkey, q.text, q.answer, q.skill, pos],
+            [prompt_id, q.id, q.text, q.answer, q.skill, pos],
         )
         added += res.rowcount
     return added

@@ -97,14 +97,14 @@ def image_files(tmp_path_factory) -> list[Path]:
 def write_study(db, root: Path, name: str = "tiny", *, n_prompts: int = 3, n_models: int = 2,
                 corrupt: int | None = None, questions: bool = True):
     """A study of n_prompts × n_models PNGs under ``root`` (one corrupt file if asked)."""
-    from concord.plan import ImageSpec, PromptSpec, QuestionSpec, StudyPlan
+    from concord.plan import ImageSpec, PromptSpec, Question, StudyPlan
     from concord.store.studies import apply_plan
 
     root.mkdir(parents=True, exist_ok=True)
     prompts, images, models = [], [], [f"m{j}" for j in range(n_models)]
     for p in range(n_prompts):
-        qs = [QuestionSpec("0", "How many cats are in the image?", "two", "count"),
-              QuestionSpec("1", "Is the cat red?", "Yes", "attribute")] if questions else []
+        qs = [Question("0", "How many cats are in the image?", "two", "count"),
+              Question("1", "Is the cat red?", "Yes", "attribute")] if questions else []
         prompts.append(PromptSpec(key=f"p{p}", text=f"a red cube number {p}", questions=qs,
                                   paraphrase_group=f"g{p % 2}", dimension="abstract"))
         for j, model in enumerate(models):
