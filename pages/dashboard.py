@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from concord.services import report
+from concord.services.report import BENCHMARK_SECTIONS
+from concord.services.report import study as report
 from concord.ui import dashboard_plan, session
 from concord.ui import dashboard_tabs as tabs_
 from concord.ui import dashboard_view as view
@@ -88,7 +89,7 @@ with tabs[8]:
     if bench["tiif_summary"]:
         st.subheader("TIIF-Bench overall")
         st.dataframe(view.tiif_overall(bench["tiif_summary"]), width="stretch")
-    for key, title in report.BENCHMARK_SECTIONS:
+    for key, title in BENCHMARK_SECTIONS:
         if bench[key]:
             shown_any = True
             st.subheader(title)

@@ -88,9 +88,10 @@ def check_imagenhub_paper_cells(ours: dict, expected_csv: Path) -> None:
 
 
 def study_report(db, study: str, **options) -> dict:
-    """``concord.services.report.study_report`` of ``study`` under ``options`` (fields of
+    """``concord.services.report.study.study_report`` of ``study`` under ``options`` (fields of
     ``ReportOptions``), the request resolved as the CLI resolves it."""
-    from concord.services import report, report_request
+    from concord.services.report import request as report_request
+    from concord.services.report import study as report
 
     request = report_request.resolve(db, study, report_request.ReportOptions(**options))
     return report.study_report(db, request)

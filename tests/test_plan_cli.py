@@ -10,7 +10,7 @@ import pytest
 
 from concord.cli import main
 from concord.services import labels
-from concord.services.planning import pilot_components
+from concord.services.report.planning import pilot_components
 from concord.stats.power import components_from_pilot, plan_table
 from tests.foundation_helpers import MODELS
 

@@ -1,6 +1,6 @@
 """The report cache: a stored report is served only while the database, the options and
 the code are those it was computed with (concord.store.report_cache,
-concord.services.report_cache)."""
+concord.services.report.cache)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,11 @@ from sqlite_utils import Database
 from concord.cli import main
 from concord.cli import stats as stats_cli
 from concord.rubrics import model as rubric_model
-from concord.services import common, exclusions, report, report_cache, report_request
-from concord.services.report_request import ReportOptions
+from concord.services import common, exclusions
+from concord.services.report import cache as report_cache
+from concord.services.report import request as report_request
+from concord.services.report import study as report
+from concord.services.report.request import ReportOptions
 from concord.store import report_cache as store
 from concord.store.db import open_db
 from concord.store.migrations import migrations
@@ -138,7 +141,7 @@ def _request(db: Database, study: str = "dash",
 
 
 def counting(monkeypatch) -> list[int]:
-    """Count the report computations of concord.services.report."""
+    """Count the report computations of concord.services.report.study."""
     calls: list[int] = []
     real = report.study_report
 

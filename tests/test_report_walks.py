@@ -1,6 +1,6 @@
 """A report request is resolved once at the edge: ``stats``, the dashboard and the dataset
 export look the study up, and query its dimensions and (metric, judge) pairs, once each
-(concord.services.report_request), however many layers the report passes through."""
+(concord.services.report.request), however many layers the report passes through."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_stats_from_the_cache_looks_the_study_up_once(seeded, walks, capsys):
 
 def test_the_dashboard_looks_the_study_up_once_and_shares_the_cli_entry(seeded, walks, capsys,
                                                                          monkeypatch):
-    from concord.services import report
+    from concord.services.report import study as report
     from concord.ui import dashboard_view as view
 
     db, db_path = seeded

@@ -1,4 +1,4 @@
-"""``python -m concord stats`` and ``concord.services.report`` on small seeded studies."""
+"""``python -m concord stats`` and ``concord.services.report.study`` on small seeded studies."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from scipy import stats as sps
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from concord.cli import main
-from concord.services import labels, metric_scores, report, studies
+from concord.services import labels, metric_scores, studies
+from concord.services.report import study as report
 from concord.stats.benchmarks.stored import benchmark_tables, image_scores
 from concord.store import frames, rating_columns
 from concord.store import ratings as rating_store

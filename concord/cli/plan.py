@@ -24,7 +24,7 @@ _TYPED = ("sd_prompt", "sd_prompt_model", "sd_rater")
 
 def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
     """Fill in the ``plan`` parser."""
-    from concord.services.planning import MAX_PROMPTS, MAX_RATERS, MAX_SIMS
+    from concord.services.report.planning import MAX_PROMPTS, MAX_RATERS, MAX_SIMS
 
     p.description = DESCRIPTION
     p.add_argument("--study", help="pilot study to estimate the variance components from")
@@ -64,7 +64,7 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
 
 def _grid(low: int, high: int, single: bool = False):
     def parse(text: str) -> list[int] | int:
-        from concord.services.planning import MAX_GRID
+        from concord.services.report.planning import MAX_GRID
 
         parts = text.split(",")
         if len(parts) > (1 if single else MAX_GRID):
@@ -126,7 +126,7 @@ def _components(args: argparse.Namespace, settings: Settings):
     if args.study:
         if any(v is not None for v in typed):
             raise ValueError("give either --study or the --sd-* components, not both")
-        from concord.services.planning import pilot_components
+        from concord.services.report.planning import pilot_components
         components, criterion = pilot_components(
             db_for(settings), args.study, criterion=args.criterion, metrics=args.metric,
             difference=args.difference)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from concord import atomic
 from concord.cli.common import db_for, print_table
 from concord.config import Settings
-from concord.services.report_request import ReportOptions
+from concord.services.report.request import ReportOptions
 
 # Every flag's default is the report's (one place: ReportOptions).
 _DEFAULT = ReportOptions()
@@ -25,7 +25,7 @@ _DEFAULT = ReportOptions()
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-    from concord.services.report_request import ReportRequest
+    from concord.services.report.request import ReportRequest
 
 DESCRIPTION = (
     "Leaderboard of human scores with prompt-bootstrap CIs (mean of rater means with the "
@@ -105,7 +105,7 @@ def _positive(text: str) -> int:
     return value
 
 
-# The pair-score settings (concord.services.report_settings.PAIR_SETTINGS) and their flags.
+# The pair-score settings (concord.services.report.settings.PAIR_SETTINGS) and their flags.
 _PAIR_FLAGS = {"bt_prior": "bt_prior", "elo_scale": "elo_scale", "elo_base": "elo_base",
                "elo_initial": "elo_initial", "bootstrap": "pair_bootstrap"}
 
@@ -135,7 +135,8 @@ def _prior(text: str) -> float:
 
 
 def _stats(args: argparse.Namespace, settings: Settings) -> int:
-    from concord.services import report_cache, report_request
+    from concord.services.report import cache as report_cache
+    from concord.services.report import request as report_request
 
     db = db_for(settings)
     options = ReportOptions(
@@ -164,15 +165,15 @@ def _stats(args: argparse.Namespace, settings: Settings) -> int:
 
 def _compute(db: Database, request: ReportRequest) -> str:
     """The report's compact JSON, computed from the study's frames."""
-    from concord.services import study_frames
+    from concord.services.report import frames as study_frames
 
     # scipy.stats takes ~1.5 s to import and the ratings query ~1 s with the GIL released
     # (a million ratings): import the statistics in a thread while this one reads.
     opts = request.options
-    with _importing("concord.services.report", "evaluators.registry"):
+    with _importing("concord.services.report.study", "evaluators.registry"):
         data = study_frames.load_frames(db, request.study, dimension=opts.dimension,
                                         metric=opts.metric)
-    from concord.services import report
+    from concord.services.report import study as report
     from evaluators import registry  # the directions, from the classes (no torch)
 
     doc = report.study_report(db, request, data=data,
@@ -403,7 +404,8 @@ def _print_pairs(sections: dict) -> None:
         ("section", "source", "criterion", "message")))
 
 
-# Columns the tables show per benchmark section (titles: report.BENCHMARK_SECTIONS).
+# Columns the tables show per benchmark section (titles: BENCHMARK_SECTIONS of
+# concord.services.report).
 _BENCHMARK_COLUMNS = {
     "metric_means": ("metric", "judge", "model", "mean", "n_images", "n_missing"),
     "paircomp": ("metric", "judge", "model", "category", "arithmetic", "geometric", "n_pairs"),
@@ -419,7 +421,7 @@ _BENCHMARK_COLUMNS = {
 
 
 def _print_benchmarks(bench: dict) -> None:
-    from concord.services.report_sections import BENCHMARK_SECTIONS
+    from concord.services.report import BENCHMARK_SECTIONS
 
     for key, title in BENCHMARK_SECTIONS:
         rows = bench[key]

@@ -60,7 +60,7 @@ def new_submission() -> str:
 def rubric(rubric_id: str) -> Rubric:
     """A rubric by id, parsed again only when its file changes (size or modification time):
     a rubric edited while the app runs is the one its pages and reports use, and the one
-    the report cache keys them by (``concord.services.report_cache``)."""
+    the report cache keys them by (``concord.services.report.cache``)."""
     try:
         st = (DEFAULT_RUBRICS_DIR / f"{rubric_id}.yaml").stat()
         stamp: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)

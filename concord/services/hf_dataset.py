@@ -19,15 +19,10 @@ from sqlite_utils import Database
 from concord import hf_export
 from concord.display import Display
 from concord.errors import ConcordError
-from concord.services import (
-    adjudication,
-    labels,
-    questionnaire,
-    report,
-    report_request,
-    rubric_choice,
-)
+from concord.services import adjudication, labels, questionnaire, rubric_choice
 from concord.services.media import served_image
+from concord.services.report import request as report_request
+from concord.services.report import study as report
 from concord.store import frames
 from concord.store import studies as study_store
 

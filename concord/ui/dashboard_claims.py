@@ -2,7 +2,7 @@
 people, and how many prompts and raters a study needs.
 
 Every number comes from the report (``stats --json``) or, for the plan, from
-``concord.services.planning``; these functions pick, reshape and draw.
+``concord.services.report.planning``; these functions pick, reshape and draw.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The dashboard's Plan panel: power against prompts for 1, 3 and 5 raters per image, from
-the study itself as a pilot (``concord.services.planning``; the CLI's ``plan``)."""
+the study itself as a pilot (``concord.services.report.planning``; the CLI's ``plan``)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ RATERS = (1, 3, 5)
 def plan_records(db_path: str, study: str, criterion: str | None, difference: float | None,
                  n_sims: int, version: tuple[str, ...]) -> dict:
     """Components and plan table of the study as a pilot (``version`` keys the cache)."""
-    from concord.services.planning import pilot_plan
+    from concord.services.report.planning import pilot_plan
 
     with view.connection(db_path) as db:
         return pilot_plan(db, study, criterion=criterion, difference=difference,

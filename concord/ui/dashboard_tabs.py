@@ -1,6 +1,6 @@
 """The tabs of the agreement dashboard: each renders one part of the statistics document.
 
-Every number comes from the report of ``concord.services.report`` (the same document as
+Every number comes from the report of ``concord.services.report.study`` (the same document as
 ``python -m concord stats --json``); these functions only pick, reshape and draw.
 """
 
@@ -13,7 +13,8 @@ import streamlit as st
 from sqlite_utils import Database
 
 from concord.errors import ConcordError
-from concord.services import exclusions, report
+from concord.services import exclusions
+from concord.services.report import study as report
 from concord.ui import dashboard_claims as claims
 from concord.ui import dashboard_view as view
 from concord.ui import pairs_view, session

@@ -4,7 +4,7 @@ Numbers are cached per database change: every cached function takes the database
 and ``report.data_version`` as arguments (never a ``Database``: a sqlite3 connection must
 not cross the threads Streamlit runs scripts on), and opens its own connection. Behind
 this per-process cache, the report itself comes from the database's report cache when the
-data is unchanged (``concord.services.report_cache``), so a restart or a ``stats`` run
+data is unchanged (``concord.services.report.cache``), so a restart or a ``stats`` run
 with the same options spares the dashboard the computation.
 """
 
@@ -19,9 +19,11 @@ import streamlit as st
 from sqlite_utils import Database
 
 from concord import export
-from concord.services import labels, report, report_request, studies
+from concord.services import labels, studies
 from concord.services.database import open_database
-from concord.services.report_request import ReportOptions
+from concord.services.report import request as report_request
+from concord.services.report import study as report
+from concord.services.report.request import ReportOptions
 
 ALL = "All"
 DISAGREEMENT_COLUMNS = ["model", "prompt_id", "prompt", "human_score", "metric_score",
@@ -51,7 +53,7 @@ def options(db_path: str, study: str, version: tuple[str, ...]) -> dict[str, lis
 @st.cache_data(max_entries=16, show_spinner="Computing the statistics…")
 def numbers(db_path: str, study: str, dimension: str | None, metric: str | None,
             model_score: str, version: tuple[str, ...]) -> dict:
-    """:func:`concord.services.report.dashboard` for one study and filters, cached.
+    """:func:`concord.services.report.study.dashboard` for one study and filters, cached.
 
     ``version`` (``report.data_version``) changes with every change of any row (a rating,
     a score, an exclusion, ...), so every number then recomputes.

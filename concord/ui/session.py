@@ -284,7 +284,7 @@ def warm_up_research_pages() -> None:
     _WARM.set()
 
     def load() -> None:
-        for name in ("concord.services.report", "altair"):
+        for name in ("concord.services.report.study", "altair"):
             importlib.import_module(name)
 
     threading.Thread(target=load, name="concord-warm-up", daemon=True).start()

@@ -29,7 +29,7 @@ class ReportOptions:
     """Every option of a study report, with its default.
 
     With the study and the code, the options are the report cache's key
-    (:func:`concord.services.report_cache.cache_key`), so the CLI and the dashboard asking
+    (:func:`concord.services.report.cache.cache_key`), so the CLI and the dashboard asking
     for the same report share one entry.
 
     Attributes:
@@ -44,7 +44,7 @@ class ReportOptions:
         n_disagreements: Images listed per metric × judge × human source.
         pairs: Pair-score settings over the study's, as ``(key, value)`` pairs
             (``bt_prior``, ``elo_scale``, ``elo_base``, ``elo_initial``, ``bootstrap``;
-            see :func:`concord.services.report_settings.pair_options`), kept sorted by
+            see :func:`concord.services.report.settings.pair_options`), kept sorted by
             key; :func:`pair_overrides` makes them from a mapping.
     """
 

@@ -1,6 +1,6 @@
 """The tidy frames of one study, after exclusions and filters: the input of its report.
 
-Kept apart from :mod:`concord.services.report` so that reading a study imports pandas
+Kept apart from :mod:`concord.services.report.study` so that reading a study imports pandas
 only: ``stats`` reads the ratings while scipy.stats (about 1.5 s) loads in a thread.
 """
 
@@ -39,7 +39,7 @@ def load_frames(db: Database, study: study_store.Study, *, dimension: str | None
                 metric: str | None = None) -> StudyFrames:
     """The study's ratings, rankings, pair judgments, metric scores and gold, without
     excluded raters; only ``dimension`` and ``metric`` when given (checked by
-    :func:`concord.services.report_request.resolve`: a filter the study does not have
+    :func:`concord.services.report.request.resolve`: a filter the study does not have
     gives empty frames here).
     """
     excluded = exclusions.excluded(db, study.id)

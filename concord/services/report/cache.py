@@ -32,7 +32,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from concord.config import ROOT
-from concord.services.report_request import ReportOptions, ReportRequest
+from concord.services.report.request import ReportOptions, ReportRequest
 from concord.store import report_cache as store
 
 # Folders of the report's code, and of its data (rubrics: the derived criteria).

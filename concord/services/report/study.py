@@ -16,15 +16,17 @@ from pathlib import Path
 import pandas as pd
 from sqlite_utils import Database
 
-from concord.services import metric_runs, report_cache, report_request, report_sections
-from concord.services.report_request import ReportOptions, ReportRequest
-from concord.services.report_settings import (
+from concord.services import metric_runs
+from concord.services.report import cache as report_cache
+from concord.services.report import request as report_request
+from concord.services.report.frames import StudyFrames, load_frames
+from concord.services.report.request import ReportOptions, ReportRequest
+from concord.services.report.settings import (
     DERIVED_NAME,
     derived_criteria,
     pair_options,
     quality_thresholds,
 )
-from concord.services.study_frames import StudyFrames, load_frames
 from concord.stats import full_report
 from concord.stats.benchmarks.stored import SECTIONS, benchmark_tables, image_scores
 from concord.stats.checklist import condition_agreement, overrides
@@ -33,8 +35,6 @@ from concord.store import frames
 from concord.store import report_cache as cache_store
 from concord.store import studies as study_store
 
-# Re-exported: the CLI and the dashboard show these sections in this order.
-BENCHMARK_SECTIONS = report_sections.BENCHMARK_SECTIONS
 _SCORE_COLUMNS = ["study", "prompt_id", "model", "sample", "image_id", "metric", "judge",
                   "value", "dimension"]
 
@@ -49,7 +49,7 @@ def data_version(db: Database) -> tuple[str, ...]:
 
 def report_text(db: Database, request: ReportRequest, *, use_cache: bool = True) -> str:
     """:func:`study_report` as compact JSON, reused from the report cache while the data,
-    the options and the code are unchanged (``concord.services.report_cache``)."""
+    the options and the code are unchanged (``concord.services.report.cache``)."""
     text, _ = report_cache.report_json(
         db, request, lambda: report_json(study_report(db, request), indent=None),
         use_cache=use_cache)
@@ -69,7 +69,7 @@ def study_report(db: Database, request: ReportRequest, *,
     Args:
         db: The database.
         request: The study, its dimensions and the options
-            (:func:`concord.services.report_request.resolve`).
+            (:func:`concord.services.report.request.resolve`).
         higher_is_better: A metric's direction (from its evaluator class); default: asked
             of the metric catalog in a child process, since the app never imports the
             evaluators (the CLI passes ``evaluators.registry.higher_is_better``).

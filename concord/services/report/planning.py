@@ -10,8 +10,9 @@ import pandas as pd
 from sqlite_utils import Database
 
 from concord.errors import NotFoundError
-from concord.services import report_request, study_frames
-from concord.services.report_settings import DERIVED_NAME, derived_criteria
+from concord.services.report import frames as study_frames
+from concord.services.report import request as report_request
+from concord.services.report.settings import DERIVED_NAME, derived_criteria
 from concord.stats.benchmarks.stored import image_scores
 from concord.stats.derived import with_derived
 from concord.stats.human_metric import item_means, join_items, join_keys
