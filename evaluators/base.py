@@ -1,9 +1,9 @@
 """The evaluator contract: requests in, results out.
 
 An evaluator scores images against their prompt (and the prompt's questions). It never
-touches the database: ``concord.services.scoring`` turns store rows into :class:`ScoreRequest`
-objects and :class:`ScoreResult` objects back into rows. This module imports neither torch
-nor transformers, so the app can list metrics without loading them.
+touches the database: ``concord.services.metrics.scoring`` turns store rows into
+:class:`ScoreRequest` objects and :class:`ScoreResult` objects back into rows. This module
+imports neither torch nor transformers, so the app can list metrics without loading them.
 """
 
 from __future__ import annotations

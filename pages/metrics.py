@@ -8,7 +8,8 @@ import pandas as pd
 import streamlit as st
 
 from concord.errors import ConcordError
-from concord.services import metric_runs, studies
+from concord.services import studies
+from concord.services.metrics import runs as metric_runs
 from concord.ui import session
 
 session.require_researcher()

@@ -18,8 +18,9 @@ import pytest
 from sqlite_utils import Database
 
 from concord.errors import InputError
-from concord.services import labels, metric_scores, rating, studies
+from concord.services import labels, rating, studies
 from concord.services.common import new_submission
+from concord.services.metrics import scores as metric_scores
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
 from concord.store.db import open_db

@@ -12,7 +12,8 @@ import pytest
 from concord.cli import main
 from concord.errors import ConcordError, InputError
 from concord.rubrics import load_rubric_by_id
-from concord.services import labels, metric_scores, rubric_choice, rubric_fit, studies
+from concord.services import labels, rubric_choice, rubric_fit, studies
+from concord.services.metrics import scores as metric_scores
 from concord.store import studies as study_store
 from tests.foundation_helpers import make_folder_study, unchanged
 

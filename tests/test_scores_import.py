@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from concord.errors import InputError
-from concord.services import metric_scores, studies
+from concord.services import studies
+from concord.services.metrics import scores as metric_scores
 from concord.store import studies as study_store
 from tests.foundation_helpers import make_folder_study, shared_path, unchanged, write_png
 

@@ -133,7 +133,7 @@ def test_a_socket_as_an_export_output_is_refused(tmp_path):
 @pytest.mark.parametrize("kind", ["fifo", "folder"])
 def test_a_score_file_output_must_be_a_regular_file(dbp, tmp_path, kind):
     from concord.errors import ConcordError
-    from concord.services.score_output import FileSink
+    from concord.services.metrics.score_output import FileSink
 
     target = tmp_path / "scores.jsonl"
     if kind == "fifo":

@@ -192,7 +192,7 @@ def _left_out(skipped: dict[str, int]) -> str:
 
 def _import_scores(args: argparse.Namespace, settings: Settings) -> int:
     _check_input(args.path, folder_ok=args.format == "tiif")
-    from concord.services import metric_scores
+    from concord.services.metrics import scores as metric_scores
 
     s = metric_scores.import_scores(db_for(settings), args.study, args.format, args.path,
                                     judge=args.judge)

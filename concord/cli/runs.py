@@ -7,7 +7,7 @@ import json
 
 from concord.cli.common import db_for, print_table
 from concord.config import Settings
-from concord.services import metric_runs
+from concord.services.metrics import runs as metric_runs
 
 COLUMNS = ["run", "study", "metric", "judge", "status", "scored", "errors", "of", "started",
            "finished", "shard", "error"]

@@ -11,8 +11,10 @@ from pathlib import Path
 from concord.cli import score_args
 from concord.cli.common import db_for, print_table
 from concord.config import Settings
-from concord.services import metric_runs, metric_scores, score_request
-from concord.services.scoring import RunCancelled, build_evaluator, run_scoring
+from concord.services.metrics import runs as metric_runs
+from concord.services.metrics import score_request
+from concord.services.metrics import scores as metric_scores
+from concord.services.metrics.scoring import RunCancelled, build_evaluator, run_scoring
 from concord.store.db import open_db
 
 

@@ -1,13 +1,13 @@
 """Arguments of ``python -m concord score``: the parser, and its result handed to the scoring
-service (which checks and resolves it: :mod:`concord.services.score_request`)."""
+service (which checks and resolves it: :mod:`concord.services.metrics.score_request`)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from concord.services.score_request import ScoreArgs, ScoringRequest
-from concord.services.scoring import RunSummary
+from concord.services.metrics.score_request import ScoreArgs, ScoringRequest
+from concord.services.metrics.scoring import RunSummary
 
 EPILOG = """\
 examples:

@@ -31,7 +31,8 @@ def registered_pages(app: Path) -> list[str]:
 
 def seed(folder: Path) -> str:
     """A database with a rating+ranking study and a pair study; the rater's token."""
-    from concord.services import metric_scores, studies
+    from concord.services import studies
+    from concord.services.metrics import scores as metric_scores
     from concord.store.db import open_db
     from tests.helpers import make_folder_study
 

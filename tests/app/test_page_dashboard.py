@@ -6,7 +6,8 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-from concord.services import metric_scores, ranking
+from concord.services import ranking
+from concord.services.metrics import scores as metric_scores
 from concord.store import items
 from concord.store import raters as rater_store
 from tests.app.conftest import APP

@@ -98,7 +98,7 @@ def test_export_page_offers_every_format(app_env):
 
 def test_a_run_not_started_yet_says_so_instead_of_dots(app_env, monkeypatch):
     # A run launched a moment ago has no row yet: its line read "… on …".
-    from concord.services import metric_runs
+    from concord.services.metrics import runs as metric_runs
 
     monkeypatch.setattr(metric_runs, "active", lambda db: ["run-just-launched"])
     at = researcher("pages/metrics.py")

@@ -9,8 +9,8 @@ import pytest
 
 from concord.config import Settings
 from concord.errors import ConcordError
-from concord.services import metric_runs
-from concord.services.metric_runs import RunRequest
+from concord.services.metrics import runs as metric_runs
+from concord.services.metrics.runs import RunRequest
 from concord.store.db import open_db
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from concord.services.score_request import rank_output
+from concord.services.metrics.score_request import rank_output
 from evaluators import hub
 from evaluators.base import ModelLoadError
 from evaluators.placement import Ranks, max_memory_for, parse_max_memory, rank_device

@@ -52,7 +52,7 @@ def test_every_entry_carries_its_class_attributes_as_data(name):
 
 def test_the_app_reads_the_catalog_in_process(monkeypatch):
     """No child process (it took 0.4-0.5 s per server process): the registry's data."""
-    from concord.services import metric_runs
+    from concord.services.metrics import runs as metric_runs
 
     def no_child(*args, **kwargs):
         raise AssertionError(f"a child process was started: {args}")
@@ -129,7 +129,7 @@ def test_metric_classes_load_without_the_metrics_packages():
 
 def test_the_app_learns_each_direction_from_the_classes():
     """The report's directions: the classes in the CLI, the metric catalog in the app."""
-    from concord.services import metric_runs
+    from concord.services.metrics import runs as metric_runs
 
     for name in EVALUATORS:
         expected = evaluator_class(name).higher_is_better

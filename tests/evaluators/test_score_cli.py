@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from concord.cli import main
-from concord.services.scoring import ScoringError, Shard, parse_shard
+from concord.services.metrics.scoring import ScoringError, Shard, parse_shard
 from concord.store.db import open_db
 
 REPO = Path(__file__).resolve().parents[2]

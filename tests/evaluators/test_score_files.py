@@ -13,7 +13,7 @@ import pytest
 
 from concord.cli import main
 from concord.errors import InputError
-from concord.services import metric_scores
+from concord.services.metrics import scores as metric_scores
 from concord.store.db import open_db
 from tests.foundation_helpers import unchanged
 

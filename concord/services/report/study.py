@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 from sqlite_utils import Database
 
-from concord.services import metric_runs
+from concord.services.metrics import runs as metric_runs
 from concord.services.report import cache as report_cache
 from concord.services.report import request as report_request
 from concord.services.report.frames import StudyFrames, load_frames

@@ -46,7 +46,7 @@ class Shard:
 
 
 class Sink(Protocol):
-    """Where a run's rows go (see :mod:`concord.services.score_output`)."""
+    """Where a run's rows go (see :mod:`concord.services.metrics.score_output`)."""
 
     def write(self, rows: list[ScoreRow], run_id: str, n_scored: int,
               n_errors: int) -> int: ...

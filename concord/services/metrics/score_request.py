@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from concord.errors import ConcordError
-from concord.services.run_keys import normalise_judge, options_key
-from concord.services.score_steps import Shard
+from concord.services.metrics.run_keys import normalise_judge, options_key
+from concord.services.metrics.score_steps import Shard
 from evaluators.base import EvaluatorError
 from evaluators.placement import Placement, Ranks, place_judge
 from evaluators.registry import MetricInfo, UnknownEvaluatorError, metric_info

@@ -1,6 +1,6 @@
 """Scoring a study with an automatic metric: checked first, resumable, shardable, watched.
 
-The request comes resolved (:mod:`concord.services.score_request`: metric entry, judge
+The request comes resolved (:mod:`concord.services.metrics.score_request`: metric entry, judge
 placement, resume key). ``run_scoring`` checks what can be checked before any model loads
 (the study exists, a question metric has questions to score, no live run scores the same
 thing), skips what is already scored with the same metric, judge and score-changing
@@ -20,9 +20,15 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from concord.services.score_output import DatabaseSink, FileSink, Heartbeat, run_header
-from concord.services.score_request import ScoringError, ScoringRequest, parse_shard
-from concord.services.score_steps import Counts, Shard, is_done, needs_questions, score_steps
+from concord.services.metrics.score_output import DatabaseSink, FileSink, Heartbeat, run_header
+from concord.services.metrics.score_request import ScoringError, ScoringRequest, parse_shard
+from concord.services.metrics.score_steps import (
+    Counts,
+    Shard,
+    is_done,
+    needs_questions,
+    score_steps,
+)
 from concord.store import runs as run_store
 from concord.store.db import now
 from concord.store.scores import ScoringItem, has_questions, scored_keys, scoring_items
