@@ -7,7 +7,9 @@ import threading
 import pytest
 
 from concord.errors import AuthError, ConcordError
-from concord.services import crowd, studies
+from concord.services import studies
+from concord.services.crowd import ids as crowd_ids
+from concord.services.crowd import links as crowd
 from concord.store import raters as rater_store
 from concord.store.db import open_db
 from tests.crowd_helpers import make_crowd_study
@@ -111,15 +113,15 @@ def test_simultaneous_first_visits_make_one_account(tmp_path, study, db):
 ])
 def test_missing_or_bad_participant_id_is_one_clear_error(db, study, platform, params, needle):
     token = token_of(crowd.create_link(db, study, "http://x", platform=platform))
-    with pytest.raises(crowd.JoinError, match=needle):
+    with pytest.raises(crowd_ids.JoinError, match=needle):
         crowd.join(db, token, params)
     assert db.execute("SELECT COUNT(*) FROM crowd_participants").fetchone()[0] == 0
 
 
 def test_mturk_preview_asks_to_accept_the_hit(db, study):
     token = token_of(crowd.create_link(db, study, "http://x", platform="mturk"))
-    with pytest.raises(crowd.PreviewError, match="accept the HIT"):
-        crowd.join(db, token, {"assignmentId": crowd.MTURK_PREVIEW, "hitId": "h"})
+    with pytest.raises(crowd_ids.PreviewError, match="accept the HIT"):
+        crowd.join(db, token, {"assignmentId": crowd_ids.MTURK_PREVIEW, "hitId": "h"})
     joined = crowd.join(db, token, {"workerId": "a1b2c3d4e5f6g7", "assignmentId": "AS1",
                                     "hitId": "H1"})
     assert joined.name.startswith("mturk:A1B2C3D4E5F6G7")  # compared in upper case

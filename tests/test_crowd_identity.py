@@ -7,7 +7,10 @@ from __future__ import annotations
 import pytest
 
 from concord.errors import AuthError, NotFoundError
-from concord.services import crowd, crowd_report, studies
+from concord.services import studies
+from concord.services.crowd import ids as crowd_ids
+from concord.services.crowd import links as crowd
+from concord.services.crowd import status as crowd_report
 from concord.store import crowd as crowd_store
 from concord.store import crowd_joins
 from concord.store import raters as rater_store
@@ -106,7 +109,7 @@ def test_a_link_with_any_id_accepts_other_formats(db, study):
     token = link_token(db, strict_ids=False)
     joined = crowd.join(db, token, {"PROLIFIC_PID": "tester-1"})
     assert joined.name.startswith("prolific:tester-1#")
-    with pytest.raises(crowd.JoinError, match="letters, digits"):
+    with pytest.raises(crowd_ids.JoinError, match="letters, digits"):
         crowd.join(db, token, {"PROLIFIC_PID": "bad id"})
 
 
@@ -162,7 +165,7 @@ def test_many_ids_from_one_client_are_flagged(db, study):
 
 def test_malformed_ids_are_logged_not_joined(db, study):
     token = link_token(db)
-    with pytest.raises(crowd.JoinError):
+    with pytest.raises(crowd_ids.JoinError):
         crowd.join(db, token, {"PROLIFIC_PID": "x" * 24}, client="203.0.113.9")
     assert [r[0] for r in db.execute("SELECT outcome FROM crowd_joins")] == ["invalid"]
     assert db.execute("SELECT COUNT(*) FROM raters").fetchone()[0] == 0
@@ -200,7 +203,7 @@ def test_one_client_cannot_use_up_the_studys_joins(db, tmp_path, monkeypatch):
                                  "'; DROP TABLE raters; --"])
 def test_hostile_participant_ids_are_one_short_error(db, study, pid):
     token = link_token(db)
-    with pytest.raises(crowd.JoinError) as info:
+    with pytest.raises(crowd_ids.JoinError) as info:
         crowd.join(db, token, {"PROLIFIC_PID": pid, "SESSION_ID": "x" * 600})
     assert len(str(info.value)) < 300
     assert db.execute("SELECT COUNT(*) FROM raters").fetchone()[0] == 0

@@ -4,7 +4,8 @@ and a participant who comes back in the platform session they were seen in gets 
 
 from __future__ import annotations
 
-from concord.services import crowd, studies
+from concord.services import studies
+from concord.services.crowd import links as crowd
 from concord.store import raters as rater_store
 from concord.store.db import now, open_db
 from concord.store.migrations import migrations

@@ -9,7 +9,10 @@ import pytest
 
 from concord.cli import main
 from concord.errors import ConcordError, InputError
-from concord.services import crowd, crowd_report, onboarding, rating, studies
+from concord.services import rating, studies
+from concord.services.crowd import links as crowd
+from concord.services.crowd import onboarding
+from concord.services.crowd import status as crowd_report
 from concord.store import studies as study_store
 from tests.crowd_helpers import make_crowd_study
 

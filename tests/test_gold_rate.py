@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from concord.errors import InputError
-from concord.services import checks, crowd, gate, onboarding, pairs, ranking, rating, studies
+from concord.services import checks, gate, pairs, ranking, rating, studies
+from concord.services.crowd import links as crowd
+from concord.services.crowd import onboarding
 from concord.store import onboarding as onboarding_store
 from concord.store import raters as rater_store
 from concord.store.db import transaction

@@ -7,7 +7,10 @@ import itertools
 import pytest
 
 from concord.errors import NotFoundError, RatingError
-from concord.services import crowd, crowd_report, onboarding, rating, studies
+from concord.services import rating, studies
+from concord.services.crowd import links as crowd
+from concord.services.crowd import onboarding
+from concord.services.crowd import status as crowd_report
 from concord.services.gate import GateError
 from concord.store import raters as rater_store
 from tests.crowd_helpers import make_crowd_study

@@ -10,7 +10,8 @@ from pathlib import Path
 from concord.atomic import write_bytes
 from concord.cli.common import db_for, print_table
 from concord.config import Settings
-from concord.services import crowd
+from concord.services.crowd import ids as crowd_ids
+from concord.services.crowd import links as crowd
 
 
 def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
@@ -23,7 +24,8 @@ def add_arguments(name: str, p: argparse.ArgumentParser) -> None:
                                      "printed once; only a hash of its token is stored. The "
                                      "platform appends its participant parameters.")
     lk.add_argument("--study", required=True, help="the study")
-    lk.add_argument("--platform", choices=sorted(crowd.PLATFORMS), default=crowd.DEFAULT_PLATFORM,
+    lk.add_argument("--platform", choices=sorted(crowd_ids.PLATFORMS),
+                    default=crowd_ids.DEFAULT_PLATFORM,
                     help="which participant parameters the link expects (default: prolific)")
     done = lk.add_mutually_exclusive_group()
     done.add_argument("--completion-code", help="code shown to raters who finish")
@@ -84,7 +86,7 @@ def _link(args: argparse.Namespace, settings: Settings) -> int:
                              platform=args.platform, codes=codes, rotate=args.rotate,
                              strict_ids=not args.any_id)
     print(made.url)
-    spec = crowd.PLATFORMS[args.platform]
+    spec = crowd_ids.PLATFORMS[args.platform]
     if spec.id_required:
         names = ", ".join((spec.id_param, *spec.params))
         print(f"({spec.label} appends {names} to it; the link is shown only now)",
@@ -116,7 +118,7 @@ def _revoke(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _status(args: argparse.Namespace, settings: Settings) -> int:
-    from concord.services import crowd_report
+    from concord.services.crowd import status as crowd_report
 
     db = db_for(settings)
     print_table(crowd_report.status(db, args.study))
@@ -127,7 +129,7 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _pay(args: argparse.Namespace, settings: Settings) -> int:
-    from concord.services import crowd_report
+    from concord.services.crowd import status as crowd_report
 
     frame = crowd_report.pay_report(db_for(settings), args.study,
                                     hourly_rate=args.hourly_rate, idle_cap=args.idle_cap)

@@ -9,7 +9,9 @@ from sqlite_utils import Database
 
 from concord.errors import ConcordError
 from concord.export import to_csv_bytes
-from concord.services import crowd, crowd_report
+from concord.services.crowd import ids as crowd_ids
+from concord.services.crowd import links as crowd
+from concord.services.crowd import status as crowd_report
 
 NEW_LINK = "crowd_new_link"
 
@@ -18,9 +20,9 @@ def link_form(db: Database, study: str, base_url: str) -> None:
     """Create or rotate the study link; the URL is shown once."""
     with st.form("crowd_link_form"):
         st.subheader(f"Study link for self sign-up ({study})")
-        options = sorted(crowd.PLATFORMS)
+        options = sorted(crowd_ids.PLATFORMS)
         platform = st.selectbox("Platform", options, key="crowd_platform",
-                                index=options.index(crowd.DEFAULT_PLATFORM),
+                                index=options.index(crowd_ids.DEFAULT_PLATFORM),
                                 help="Which participant parameters the link expects "
                                      "(the CLI's default too).")
         c1, c2 = st.columns(2)

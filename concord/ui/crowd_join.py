@@ -14,7 +14,8 @@ import streamlit as st
 from sqlite_utils import Database
 
 from concord.errors import AuthError
-from concord.services import crowd
+from concord.services.crowd import ids as crowd_ids
+from concord.services.crowd import links as crowd
 from concord.ui import cookies, session
 
 SEAT = "concord_seat_"
@@ -35,7 +36,7 @@ def join(db: Database) -> str:
     try:
         joined = crowd.join(db, params.get("join", ""), params, proof=proofs(),
                             client=session.client_address())
-    except crowd.PreviewError as exc:
+    except crowd_ids.PreviewError as exc:
         st.info(_sentence(exc))
         st.stop()
     except crowd.TakenError as exc:
@@ -44,7 +45,7 @@ def join(db: Database) -> str:
     except crowd.LimitError as exc:
         st.warning(_sentence(exc))
         st.stop()
-    except (AuthError, crowd.JoinError) as exc:
+    except (AuthError, crowd_ids.JoinError) as exc:
         st.error(f"This study link cannot be used: {exc}.")
         st.stop()
     st.session_state[_REMEMBERED] = (f"{SEAT}{joined.study_id}", joined.token)

@@ -8,15 +8,9 @@ from sqlite_utils import Database
 
 from concord.devices import Devices
 from concord.errors import AuthError, ConcordError
-from concord.services import (
-    auth,
-    crowd,
-    onboarding,
-    questionnaire,
-    research_session,
-    secret,
-    studies,
-)
+from concord.services import auth, questionnaire, research_session, secret, studies
+from concord.services.crowd import links as crowd
+from concord.services.crowd import onboarding
 from concord.ui import cookies, crowd_join, onboarding_view, screen_check, session
 
 _COOKIE_KEY = "concord_research_js"

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from concord.services import crowd, studies
+from concord.services import studies
+from concord.services.crowd import links as crowd
 from concord.store.db import open_db
 from concord.ui import crowd_join
 from tests.app.conftest import APP

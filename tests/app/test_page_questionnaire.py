@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from concord.services import crowd, studies
 from concord.services import questionnaire as service
+from concord.services import studies
+from concord.services.crowd import links as crowd
 from concord.store.db import open_db
 from tests.app.conftest import APP
 from tests.app.test_page_research import researcher

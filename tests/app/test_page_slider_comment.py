@@ -124,7 +124,7 @@ def test_the_pair_screen_takes_a_comment_with_the_choice(tmp_path, monkeypatch):
 
 
 def test_practice_on_a_slider_gives_feedback_with_the_tolerance(tmp_path, monkeypatch):
-    from concord.services import crowd
+    from concord.services.crowd import links as crowd
     from tests.app.test_page_crowd import consent, joined
     from tests.crowd_helpers import CROWD
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from concord.services import crowd, studies
+from concord.services import studies
+from concord.services.crowd import links as crowd
 from concord.store.db import open_db
 from tests.browser.conftest import idle, start_server, stop
 from tests.crowd_helpers import make_crowd_study

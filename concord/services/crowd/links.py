@@ -1,7 +1,7 @@
 """Study links for crowd platforms: create, rotate, revoke, and join through one.
 
 A study link (``<base>/?join=<token>``) lets anyone with it sign up, without a personal
-invite. The platform appends its participant parameters (concord.services.crowd_ids);
+invite. The platform appends its participant parameters (concord.services.crowd.ids);
 the participant id is the identity, one rater per id in a study.
 
 **One person per participant id.** The first visit with an id creates the rater and gives
@@ -31,9 +31,8 @@ from sqlite_utils import Database
 
 from concord.crowd_settings import CrowdSettings
 from concord.errors import AuthError, ConcordError, NotFoundError
-from concord.services.crowd_ids import (  # noqa: F401 - re-exported for callers
+from concord.services.crowd.ids import (
     DEFAULT_PLATFORM,
-    MTURK_PREVIEW,
     PLATFORMS,
     JoinError,
     PreviewError,

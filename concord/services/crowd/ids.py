@@ -11,7 +11,7 @@ A participant id is checked against its platform's format (a link created with
 Case is folded because one person must not become two participants by changing the
 case of their id. The platform's session parameter (Prolific ``SESSION_ID``, MTurk
 ``assignmentId``) is known only to the participant and the platform: a visit with the id
-*and* a session the participant was seen with before is theirs (concord.services.crowd).
+*and* a session the participant was seen with before is theirs (concord.services.crowd.links).
 """
 
 from __future__ import annotations

@@ -247,7 +247,7 @@ def outlook(db: Database, study_name: str, rater_id: int, unit: str) -> Outlook:
     where = gate.stage(db, study, rater_id)
     left = tuple(u for u in study.units if (gate.quota_left(db, study, rater_id, u) or 0) > 0)
     done = gate.finished(db, study, rater_id)
-    if done:  # recorded for every rater (the report reads it: concord.services.crowd_report)
+    if done:  # recorded for every rater (the report reads it: concord.services.crowd.status)
         with transaction(db):
             store.mark_completed(db, study.id, rater_id)
     return Outlook(where, done,
