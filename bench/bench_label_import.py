@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = """
 import resource, sys, time
 sys.path.insert(0, {root!r})
-from concord.services.ratings_import import import_ratings
+from concord.services.imports.ratings import import_ratings
 from concord.store.db import open_db
 db = open_db({db!r})
 start = time.perf_counter()

@@ -5,7 +5,7 @@ drafts, predictions and three annotations of SC and PR choices) are written at e
 and "dense" ones whose tasks also carry 3,000 empty draft objects each (what costs most
 memory per byte when a document is parsed whole);
 each is then read (every chunk of rows of ``concord.importers.label_studio.read_chunks``)
-and imported (``labels.import_ratings`` into a new study) in a fresh process that reports
+and imported (``import_ratings`` into a new study) in a fresh process that reports
 its peak resident memory. The floor is a process that imports the same modules and reads
 nothing; the table shows each peak above it, and as a multiple of the file size.
 Re-run: `.venv/bin/python bench/bench_label_studio.py [--sizes 30 120] [--read-only]`.
@@ -76,6 +76,7 @@ sys.path.insert(0, {root!r})
 from concord.errors import ProblemLog
 from concord.importers import label_studio
 from concord.services import labels
+from concord.services.imports.ratings import import_ratings
 from concord.store.db import open_db
 mode, path = sys.argv[1], Path(sys.argv[2])
 if mode == "read":
@@ -85,7 +86,7 @@ if mode == "read":
     assert not log, log.shown
 elif mode == "import":
     with tempfile.TemporaryDirectory() as tmp:
-        rows = labels.import_ratings(open_db(Path(tmp) / "c.db"), "ls", "label-studio",
+        rows = import_ratings(open_db(Path(tmp) / "c.db"), "ls", "label-studio",
                                      path).rows
 else:
     rows = 0

@@ -66,7 +66,7 @@ def write_bad_last(path: Path, rows: int) -> int:
 def run_case(case: str, db: Path, path: Path) -> dict:
     """One import in this process; returns its measurements."""
     from concord.errors import InputError
-    from concord.services import labels
+    from concord.services.imports.ratings import import_ratings
     from concord.store.db import open_db
 
     database = open_db(db)
@@ -75,7 +75,7 @@ def run_case(case: str, db: Path, path: Path) -> dict:
     wall, cpu = time.perf_counter(), time.process_time()
     out: dict = {"case": case}
     try:
-        s = labels.import_ratings(database, "bench", "csv", path)
+        s = import_ratings(database, "bench", "csv", path)
         out.update(rows=s.rows, added=s.added, unchanged=s.unchanged,
                    phases={k: [round(v, 2) for v in t] for k, t in s.seconds.items()})
     except InputError as exc:

@@ -18,8 +18,9 @@ import pytest
 from sqlite_utils import Database
 
 from concord.errors import InputError
-from concord.services import labels, rating, studies
+from concord.services import rating, studies
 from concord.services.common import new_submission
+from concord.services.imports.ratings import import_ratings
 from concord.services.metrics import scores as metric_scores
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
@@ -152,7 +153,7 @@ def seed_study(db, root: Path, name: str = "dash", *, prompts: int = 6,
             score_rows.append(f"p{p},{model},gned,{gned:.4f}")
     if ratings:
         (root / f"{name}-ratings.csv").write_text("\n".join(rating_rows) + "\n")
-        labels.import_ratings(db, name, "csv", root / f"{name}-ratings.csv")
+        import_ratings(db, name, "csv", root / f"{name}-ratings.csv")
     if scores:
         (root / f"{name}-scores.csv").write_text("\n".join(score_rows) + "\n")
         metric_scores.import_scores(db, name, "csv", root / f"{name}-scores.csv")

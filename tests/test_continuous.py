@@ -10,7 +10,8 @@ from concord.cli import main
 from concord.rubrics import RubricError
 from concord.rubrics.copies import from_text
 from concord.rubrics.inline import InlineScaleError, inline_rubric, parse_criteria
-from concord.services import labels, rubric_choice
+from concord.services import rubric_choice
+from concord.services.imports.ratings import import_ratings
 from concord.store import studies as study_store
 from concord.store.db import open_db
 from tests.foundation_helpers import snapshot
@@ -87,7 +88,7 @@ def test_importing_many_distinct_slider_values(tmp_path):
     path.write_text("prompt_id,model,rater,criterion,value\n" + "".join(
         f"p{i},m{i % 3},r{i % 7},quality,{v}\n" for i, v in enumerate(values)))
     db = open_db(tmp_path / "x.db")
-    done = labels.import_ratings(db, "s", "csv", path, criteria=["quality=0..100:0.1"])
+    done = import_ratings(db, "s", "csv", path, criteria=["quality=0..100:0.1"])
     assert done.added == len(values)
     stored = db.execute("SELECT COUNT(DISTINCT value) FROM ratings").fetchone()[0]
     assert stored == len(set(values)) > 900
@@ -120,13 +121,13 @@ def test_a_rubric_file_with_aliases_and_a_leveled_criterion(tmp_path):
     path.write_text("prompt_id,model,rater,criterion,value\np1,a,r1,q,55.5\np1,a,r1,realism,1\n"
                     "p2,a,r1,q,0\np2,a,r1,realism,0\n")
     db = open_db(tmp_path / "x.db")
-    labels.import_ratings(db, "s", "csv", path, rubric=[str(rubric)])
+    import_ratings(db, "s", "csv", path, rubric=[str(rubric)])
     got = sorted(db.execute("SELECT criterion, value FROM ratings").fetchall())
     assert got == [("quality", 0.0), ("quality", 55.5), ("realism", 0.0), ("realism", 1.0)]
     bad = tmp_path / "bad.csv"
     bad.write_text("prompt_id,model,rater,criterion,value\np3,a,r1,realism,0.5\n")
     with pytest.raises(Exception, match=r"0\.5 is not on the realism scale"):
-        labels.import_ratings(db, "s", "csv", bad)
+        import_ratings(db, "s", "csv", bad)
     db.close()
 
 

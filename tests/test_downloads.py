@@ -88,7 +88,7 @@ def test_check_names_a_study_that_is_gone(seeded):
 def test_a_likert_study_with_other_criteria_downloads_like_the_cli(tmp_path):
     """Data shaped unlike our fixtures: a ratings-only study, a 1-7 scale on criteria
     named 'aesthetics' and 'faithfulness', two or three raters per image, gaps."""
-    from concord.services.ratings_import import import_ratings
+    from concord.services.imports.ratings import import_ratings
 
     rows = ["prompt_id,model,rater,criterion,value"]
     for p in range(4):

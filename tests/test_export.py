@@ -23,6 +23,7 @@ from concord.errors import ConcordError
 from concord.importers.imagenhub_tsv import read_imagenhub_dir
 from concord.services import labels, ranking, rating, studies
 from concord.services.common import new_submission
+from concord.services.imports.ratings import import_ratings
 from tests.foundation_helpers import ROOT, invited, make_folder_study, shared_path
 
 RATERS = ("=cmd()", "@bob", "carol")
@@ -208,7 +209,7 @@ def test_csv_round_trip_into_a_new_study(labelled, tmp_path):
     db, _ = labelled
     path = tmp_path / "labels.csv"
     path.write_bytes(labels.export_bytes(db, "ex", "csv"))
-    summary = labels.import_ratings(db, "copy", "csv", path)
+    summary = import_ratings(db, "copy", "csv", path)
     assert summary.created_study
     assert summary.added == 36
     cols = ["prompt_id", "model", "sample", "rater", "criterion", "value"]
@@ -216,7 +217,7 @@ def test_csv_round_trip_into_a_new_study(labelled, tmp_path):
     copied = labels.ratings(db, "copy")[cols].sort_values(cols).reset_index(drop=True)
     assert original.equals(copied)
     assert set(copied["rater"]) == set(RATERS)
-    again = labels.import_ratings(db, "copy", "csv", path)
+    again = import_ratings(db, "copy", "csv", path)
     assert (again.added, again.changed, again.unchanged) == (0, 0, 36)
 
 
@@ -229,7 +230,7 @@ def _cells(root) -> set[tuple]:
 @pytest.mark.shared
 def test_imagenhub_round_trip(db, tmp_path):
     src = shared_path("datasets", "imagenhub_human_ratings", "human_ratings")
-    first = labels.import_ratings(db, "ih", "imagenhub", src)
+    first = import_ratings(db, "ih", "imagenhub", src)
     assert first.created_study
     assert first.added == first.rows
     out1 = tmp_path / "out1"
@@ -240,12 +241,12 @@ def test_imagenhub_round_trip(db, tmp_path):
     raw = (src / "Text-To-Image" / "Text-To-Image_rater2.tsv").read_text()
     assert "[0.5, 1]" in raw or ", " in raw  # the originals vary their spacing …
     assert ", " not in (out1 / "Text-To-Image" / "Text-To-Image_rater2.tsv").read_text()
-    labels.import_ratings(db, "ih2", "imagenhub", out1)
+    import_ratings(db, "ih2", "imagenhub", out1)
     out2 = tmp_path / "out2"
     export.write_imagenhub(labels.ratings(db, "ih2"), out2)
     for rel in originals:  # … ours are canonical, so export → import → export is stable
         assert (out2 / rel).read_bytes() == (out1 / rel).read_bytes()
-    again = labels.import_ratings(db, "ih", "imagenhub", src)
+    again = import_ratings(db, "ih", "imagenhub", src)
     assert (again.added, again.changed) == (0, 0)
 
 

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from concord.services import labels, studies
+from concord.services import studies
+from concord.services.imports.ratings import import_ratings
 from concord.stats.human import model_scores
 from concord.store import frames, rating_columns
 from concord.store import ratings as rating_store
@@ -218,7 +219,7 @@ def test_parallel_read_of_an_imported_likert_study_with_other_criterion_names(
                 for c in ("overall_quality", "Prompt-Fidelity"):
                     rows.append(f'p{p},"{m}",lab-{r},"{c}",{rnd.randint(1, 7)}')
     (tmp_path / "likert.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    labels.import_ratings(db, "likert", "csv", tmp_path / "likert.csv",
+    import_ratings(db, "likert", "csv", tmp_path / "likert.csv",
                           criteria=["overall_quality=1..7", "Prompt-Fidelity=1..7"])
     study_id = study_store.get_study(db, "likert").id
     serial = frames.ratings_frame(db, study_id)

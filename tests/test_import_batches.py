@@ -18,6 +18,7 @@ from concord.errors import ProblemLog
 from concord.importers import ratings_csv
 from concord.services import labels, rating, studies
 from concord.services.common import new_submission
+from concord.services.imports.ratings import import_ratings
 from concord.store import batches, frames, import_writes
 from concord.store import ratings as rating_store
 from concord.store import studies as study_store
@@ -70,7 +71,7 @@ def test_nothing_is_visible_before_the_batch_is_published(db, tmp_path, monkeypa
         real(conn, batch, **kw)
 
     monkeypatch.setattr(batches, "publish", look_then_publish)
-    labels.import_ratings(db, "big", "csv", tmp_path / "r.csv")
+    import_ratings(db, "big", "csv", tmp_path / "r.csv")
     assert seen == {"studies": [], "current": 0, "written": rows, "frame": 0}
     assert len(labels.ratings(db, "big")) == rows
     assert db.execute("SELECT state FROM import_batches").fetchall() == [("published",)]
@@ -80,7 +81,7 @@ def test_nothing_is_visible_before_the_batch_is_published(db, tmp_path, monkeypa
 def test_a_failure_while_writing_leaves_the_database_as_it_was(db, tmp_path, monkeypatch,
                                                                existing):
     if existing:
-        labels.import_ratings(db, "big", "csv", _small(tmp_path))
+        import_ratings(db, "big", "csv", _small(tmp_path))
     write_ratings_csv(tmp_path / "r.csv", prompts=20)
     real = import_writes.write_ratings
 
@@ -90,7 +91,7 @@ def test_a_failure_while_writing_leaves_the_database_as_it_was(db, tmp_path, mon
 
     monkeypatch.setattr(import_writes, "write_ratings", write_then_fail)
     with unchanged(db), pytest.raises(RuntimeError, match="disk on fire"):
-        labels.import_ratings(db, "big", "csv", tmp_path / "r.csv")
+        import_ratings(db, "big", "csv", tmp_path / "r.csv")
 
 
 def _small(tmp_path: Path) -> Path:
@@ -121,7 +122,7 @@ def test_a_rater_editing_during_an_import_keeps_every_revision(db, tmp_path, mon
         return out
 
     monkeypatch.setattr(import_writes, "write_ratings", write_then_rater_edits)
-    assert labels.import_ratings(db, "s", "csv", path).changed == 1
+    assert import_ratings(db, "s", "csv", path).changed == 1
     assert during["current"] == {"SC": 1.0, "PR": 1.0}
     assert during["history"] == 2 and during["last"][0] == image
     revisions = db.execute("SELECT revision, value, action FROM ratings WHERE image_id = ? AND"
@@ -165,7 +166,7 @@ def test_kill_9_while_writing_leaves_nothing_visible_and_the_next_run_cleans_up(
     db_file = tmp_path / "k.db"
     db = open_db(db_file)
     if existing:
-        labels.import_ratings(db, "big", "csv", _small(tmp_path))
+        import_ratings(db, "big", "csv", _small(tmp_path))
     before = snapshot(db)
     current = db.execute("SELECT * FROM current_ratings ORDER BY id").fetchall()
     rows = write_ratings_csv(tmp_path / "r.csv", prompts=2000)  # 80,000 rows
@@ -177,7 +178,7 @@ def test_kill_9_while_writing_leaves_nothing_visible_and_the_next_run_cleans_up(
                       ).fetchone()[0] == 1
     assert batches.discard_stale(db) != []  # what the next import does first
     assert snapshot(db) == before
-    s = labels.import_ratings(db, "big", "csv", tmp_path / "r.csv")
+    s = import_ratings(db, "big", "csv", tmp_path / "r.csv")
     assert (s.added, s.changed) == ((rows - 1, 1) if existing else (rows, 0))  # p0/m1/r0/SC
     assert db.execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == rows + 2 * existing
     db.close()
@@ -223,7 +224,7 @@ def test_reading_a_large_file_takes_bounded_memory_and_names_its_bad_last_row(tm
 def test_a_bad_last_row_of_a_large_file_writes_nothing(db, tmp_path):
     rows = write_ratings_csv(tmp_path / "r.csv", prompts=2000, bad_last=True)
     with unchanged(db), pytest.raises(Exception, match=f"row {rows + 2}, field 'seconds'"):
-        labels.import_ratings(db, "big", "csv", tmp_path / "r.csv")
+        import_ratings(db, "big", "csv", tmp_path / "r.csv")
 
 
 def _dead_pid() -> int:
@@ -249,8 +250,8 @@ def test_a_study_an_abandoned_import_was_creating_stays_hidden_until_removed(db,
 
 
 def test_a_live_import_into_the_same_study_is_refused(db, tmp_path):
-    labels.import_ratings(db, "s", "csv", _small(tmp_path))
+    import_ratings(db, "s", "csv", _small(tmp_path))
     batch = batches.begin(db, study_id=study_id(db, "s"), new=None, source="other.csv")
     with unchanged(db), pytest.raises(Exception, match="another import into this study"):
-        labels.import_ratings(db, "s", "csv", _small(tmp_path))
+        import_ratings(db, "s", "csv", _small(tmp_path))
     batches.discard(db, batch.id)

@@ -15,6 +15,7 @@ from concord.errors import InputError
 from concord.importers import label_studio as reader
 from concord.services import label_studio, labels, rating, studies
 from concord.services.common import new_submission
+from concord.services.imports.ratings import import_ratings
 from tests.foundation_helpers import invited, make_folder_study, unchanged
 
 KEY = ["prompt_id", "model", "sample", "rater", "criterion"]
@@ -55,13 +56,13 @@ def test_export_has_one_task_per_image_with_an_annotation_per_rater(rated, tmp_p
 def test_round_trip_into_a_new_study_reproduces_the_labels(rated, tmp_path):
     out = tmp_path / "tasks.json"
     assert label_studio.export_file(rated, "ls", out) == 6
-    summary = labels.import_ratings(rated, "copy", "label-studio", out)
+    summary = import_ratings(rated, "copy", "label-studio", out)
     assert summary.created_study and summary.added == 36
     original, copy = _labels(rated, "ls"), _labels(rated, "copy")
     pd.testing.assert_frame_equal(original[[*KEY, "value"]], copy[[*KEY, "value"]])
     assert copy["seconds"].to_numpy() == pytest.approx(original["seconds"].to_numpy())
     # importing the same file into the original study changes nothing
-    again = labels.import_ratings(rated, "ls", "label-studio", out)
+    again = import_ratings(rated, "ls", "label-studio", out)
     assert again.added == 0 and again.changed == 0 and again.unchanged == 36
 
 
@@ -70,13 +71,13 @@ def test_whole_number_scales_use_the_rating_control(db, tmp_path):
     rows += [f"p{i},m{j},r{r},likert,{1 + (i + j + r) % 5}" for i in range(3)
              for j in range(2) for r in range(2)]
     (tmp_path / "likert.csv").write_text("\n".join(rows) + "\n")
-    labels.import_ratings(db, "lk", "csv", tmp_path / "likert.csv", criteria=["likert=1..5"])
+    import_ratings(db, "lk", "csv", tmp_path / "likert.csv", criteria=["likert=1..5"])
     found = label_studio.tasks(db, "lk")
     first = found[0]["annotations"][0]["result"][0]
     assert first["type"] == "rating" and isinstance(first["value"]["rating"], int)
     out = tmp_path / "lk.json"
     label_studio.export_file(db, "lk", out)
-    labels.import_ratings(db, "lk2", "label-studio", out, criteria=["likert=1..5"])
+    import_ratings(db, "lk2", "label-studio", out, criteria=["likert=1..5"])
     pd.testing.assert_frame_equal(_labels(db, "lk")[[*KEY, "value"]],
                                   _labels(db, "lk2")[[*KEY, "value"]])
     config = ET.fromstring(label_studio.study_config(db, "lk"))
@@ -139,7 +140,7 @@ def test_bad_tasks_name_file_task_and_field_and_import_nothing(db, tmp_path, tas
     path = tmp_path / "bad.json"
     path.write_text(json.dumps([_task(), task]))
     with unchanged(db), pytest.raises(InputError) as err:
-        labels.import_ratings(db, "new", "label-studio", path)
+        import_ratings(db, "new", "label-studio", path)
     text = str(err.value)
     assert str(path) in text and "task 1 (id 7)" in text and f"field '{field}'" in text
     assert message in text and "nothing was imported" in text
@@ -156,7 +157,7 @@ def test_bad_documents_get_one_clear_error(db, tmp_path, content, message):
     path = tmp_path / "doc.json"
     path.write_text(content)
     with unchanged(db), pytest.raises(InputError, match=message) as err:
-        labels.import_ratings(db, "new", "label-studio", path)
+        import_ratings(db, "new", "label-studio", path)
     assert str(path) in str(err.value)
 
 
@@ -165,7 +166,7 @@ def test_a_file_over_the_size_bound_is_refused_unread(db, tmp_path, monkeypatch)
     path = tmp_path / "big.json"
     path.write_text(json.dumps([_task()] * 3))
     with unchanged(db), pytest.raises(InputError, match="larger than the limit"):
-        labels.import_ratings(db, "new", "label-studio", path)
+        import_ratings(db, "new", "label-studio", path)
 
 
 def test_a_value_off_the_studys_scale_imports_nothing(rated, tmp_path):
@@ -174,7 +175,7 @@ def test_a_value_off_the_studys_scale_imports_nothing(rated, tmp_path):
     path = tmp_path / "off.json"
     path.write_text(json.dumps(good))
     with unchanged(rated), pytest.raises(InputError, match=r"0\.7") as err:
-        labels.import_ratings(rated, "ls", "label-studio", path)
+        import_ratings(rated, "ls", "label-studio", path)
     assert "row 4" in str(err.value)  # the task's index
 
 
@@ -182,7 +183,7 @@ def test_cancelled_annotations_are_skipped(db, tmp_path):
     cancelled = _task(annotations__0__was_cancelled=True)
     path = tmp_path / "c.json"
     path.write_text(json.dumps([_task(), {**cancelled, "id": 8}]))
-    summary = labels.import_ratings(db, "new", "label-studio", path)
+    summary = import_ratings(db, "new", "label-studio", path)
     assert summary.rows == 1
 
 
@@ -215,7 +216,7 @@ def test_hostile_files_where_a_label_studio_export_should_be(db, tmp_path):
     for path, message in ((fifo, "not a regular file"), (loop, "cannot be read"),
                           (huge, r"1e\+23 is not on")):
         with unchanged(db), pytest.raises(InputError, match=message) as err:
-            labels.import_ratings(db, "new", "label-studio", path)
+            import_ratings(db, "new", "label-studio", path)
         assert str(path) in str(err.value) and "nothing was imported" in str(err.value)
 
 
@@ -228,7 +229,7 @@ def test_free_text_results_are_comments_of_their_annotations_labels(db, tmp_path
     only_text["annotations"][0]["result"] = [comment, comment]
     path = tmp_path / "comments.json"
     path.write_text(json.dumps([task, only_text]))
-    summary = labels.import_ratings(db, "new", "label-studio", path)
+    summary = import_ratings(db, "new", "label-studio", path)
     assert (summary.rows, summary.added, summary.skipped) == (1, 1, {})
     # the first task's comment goes with its rating; the second task has nothing to go with
     assert (summary.labels.comments_read, summary.labels.comments) == (2, 1)

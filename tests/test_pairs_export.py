@@ -10,6 +10,7 @@ import pandas as pd
 from concord import export
 from concord.cli import main
 from concord.services import exclusions, labels
+from concord.services.imports.ratings import import_ratings
 from concord.store import frames
 from concord.store import studies as study_store
 from concord.store.db import open_db
@@ -66,11 +67,11 @@ def test_an_export_with_pair_rows_imports_its_ratings_and_its_judgments(tmp_path
     path = tmp_path / "labels.csv"
     path.write_bytes(labels.export_bytes(db, "duel", "csv"))
     back = open_db(tmp_path / "back.db")
-    done = labels.import_ratings(back, "back", "csv", path)  # pair rows are judgments
+    done = import_ratings(back, "back", "csv", path)  # pair rows are judgments
     assert done.rows == 0 and done.labels.written["pair"].added == len(_current(db)) == 18
     with path.open("a") as f:  # one rating among the pair rows: both are imported
         f.write('"duel","rating","p0","a photo",alpha,0,"ann","likert",4,,,,,,,,,,\n')
-    done = labels.import_ratings(back, "again", "csv", path, rubric=["likert-5"])
+    done = import_ratings(back, "again", "csv", path, rubric=["likert-5"])
     assert done.added == 1 and done.labels.written["pair"].added == 18
     assert labels.ratings(back, "again")[["model", "criterion", "value"]].values.tolist() == [
         ["alpha", "likert", 4.0]]

@@ -11,6 +11,7 @@ import pytest
 from concord.errors import InputError
 from concord.rubrics.inline import InlineScaleError, parse_criteria
 from concord.services import labels, studies
+from concord.services.imports.ratings import import_ratings
 from concord.store import studies as study_store
 from tests.foundation_helpers import make_folder_study, shared_path, unchanged
 
@@ -25,7 +26,7 @@ def _csv(tmp_path: Path, body: str, name: str = "r.csv", header: str = HEADER) -
 
 def _fails(db, study: str, path: Path, fmt: str = "csv") -> InputError:
     with unchanged(db), pytest.raises(InputError) as info:
-        labels.import_ratings(db, study, fmt, path)
+        import_ratings(db, study, fmt, path)
     return info.value
 
 
@@ -38,7 +39,7 @@ def scored(db, tmp_path):
 
 def test_csv_creates_a_ratings_only_study(db, tmp_path):
     path = _csv(tmp_path, "p1,A,ann,SC,1,0,3.5\np1,A,ann,PR,0.5,0,3.5\np2,B,ben,SC,0,1,\n")
-    s = labels.import_ratings(db, "new", "csv", path)
+    s = import_ratings(db, "new", "csv", path)
     assert (s.created_study, s.rows, s.added, s.unchanged) == (True, 3, 3, 0)
     study = study_store.get_study(db, "new")
     assert study.root is None
@@ -55,13 +56,13 @@ def test_csv_creates_a_ratings_only_study(db, tmp_path):
 
 
 def test_new_study_rubric_follows_the_values(db, tmp_path):
-    labels.import_ratings(db, "big", "csv", _csv(tmp_path, "p1,A,ann,SC,2,0,\n"))
+    import_ratings(db, "big", "csv", _csv(tmp_path, "p1,A,ann,SC,2,0,\n"))
     assert study_store.get_study(db, "big").rubric == "imagenhub-general"
 
 
 def test_csv_into_an_existing_study(scored, tmp_path):
     path = _csv(tmp_path, "p0,m1,ann,SC,2,0,\np0,m1,ann,PR,1,0,\n")
-    s = labels.import_ratings(scored, "s", "csv", path)
+    s = import_ratings(scored, "s", "csv", path)
     assert (s.created_study, s.added) == (False, 2)
     assert labels.ratings(scored, "s")["value"].tolist() == [1.0, 2.0]  # PR, SC
 
@@ -128,15 +129,15 @@ def test_off_scale_value_does_not_leave_a_new_study_behind(db, tmp_path):
 
 def test_reimport_changes_nothing(scored, tmp_path):
     path = _csv(tmp_path, "p0,m1,ann,SC,1,0,\np0,m1,ann,PR,1,0,\n")
-    labels.import_ratings(scored, "s", "csv", path)
+    import_ratings(scored, "s", "csv", path)
     with unchanged(scored):
-        s = labels.import_ratings(scored, "s", "csv", path)
+        s = import_ratings(scored, "s", "csv", path)
     assert (s.added, s.changed, s.unchanged) == (0, 0, 2)
 
 
 def test_changed_value_becomes_a_new_revision(scored, tmp_path):
-    labels.import_ratings(scored, "s", "csv", _csv(tmp_path, "p0,m1,ann,SC,1,0,\n"))
-    s = labels.import_ratings(scored, "s", "csv", _csv(tmp_path, "p0,m1,ann,SC,2,0,\n", "b.csv"))
+    import_ratings(scored, "s", "csv", _csv(tmp_path, "p0,m1,ann,SC,1,0,\n"))
+    s = import_ratings(scored, "s", "csv", _csv(tmp_path, "p0,m1,ann,SC,2,0,\n", "b.csv"))
     assert (s.added, s.changed) == (0, 1)
     revs = scored.execute("SELECT revision, value, action FROM ratings ORDER BY revision")
     assert revs.fetchall() == [(1, 1.0, "import"), (2, 2.0, "import")]
@@ -145,14 +146,14 @@ def test_changed_value_becomes_a_new_revision(scored, tmp_path):
 
 def test_neutralised_cells_are_read_back(db, tmp_path):
     path = _csv(tmp_path, "'=p1,A,'@ann,SC,1,0,\n")
-    labels.import_ratings(db, "new", "csv", path)
+    import_ratings(db, "new", "csv", path)
     row = labels.ratings(db, "new").iloc[0]
     assert (row["prompt_id"], row["rater"]) == ("=p1", "@ann")
 
 
 def test_unknown_format(db, tmp_path):
     with pytest.raises(Exception, match="unknown ratings format"):
-        labels.import_ratings(db, "x", "xlsx", tmp_path / "r.xlsx")
+        import_ratings(db, "x", "xlsx", tmp_path / "r.xlsx")
 
 
 # --- ImagenHub TSVs ----------------------------------------------------------------------
@@ -161,7 +162,7 @@ def test_unknown_format(db, tmp_path):
 def test_one_imagenhub_tsv(db):
     path = shared_path("datasets", "imagenhub_human_ratings", "human_ratings", "Text-To-Image",
                        "Text-To-Image_rater2.tsv")
-    s = labels.import_ratings(db, "t2i", "imagenhub", path)
+    s = import_ratings(db, "t2i", "imagenhub", path)
     lines = path.read_text().splitlines()
     models = lines[0].split("\t")[1:]
     assert s.added == (len(lines) - 1) * len(models) * 2
@@ -237,7 +238,7 @@ def test_rows_of_a_ranking_are_rankings_and_other_kinds_refused(db, tmp_path):
     header = "kind,prompt_id,model,rater,criterion,value,rank\n"
     ok = _csv(tmp_path, "rating,p1,A,ann,SC,1,\nranking,p1,A,ann,overall,,1\n"
                         "ranking,p1,B,ann,overall,,2\n", header=header)
-    done = labels.import_ratings(db, "new", "csv", ok)
+    done = import_ratings(db, "new", "csv", ok)
     assert done.rows == 1 and done.labels.rankings == 1
     no_rank = _csv(tmp_path, "rating,p1,A,ann,SC,1,\nranking,p1,A,ann,overall,,\n", "n.csv",
                    header)
@@ -302,7 +303,7 @@ def test_a_prompt_with_many_rows_and_a_dimension_imports_whole(db, tmp_path):
     rows = "".join(f"p{p},m{m},r{r},SC,{(p + m + r) % 2},d{p}\n"
                    for p in range(3) for m in range(40) for r in range(25))
     header = "prompt_id,model,rater,criterion,value,dimension\n"
-    summary = labels.import_ratings(db, "wide", "csv", _csv(tmp_path, rows, header=header))
+    summary = import_ratings(db, "wide", "csv", _csv(tmp_path, rows, header=header))
     assert summary.added == 3_000
     bad = rows + "p1,m0,extra,SC,1,d2\n"
     [p] = _fails(db, "wide2", _csv(tmp_path, bad, name="bad.csv", header=header)).problems

@@ -12,7 +12,9 @@ import pytest
 from concord.cli import main
 from concord.errors import ConcordError, InputError
 from concord.rubrics import load_rubric_by_id
-from concord.services import labels, rubric_choice, rubric_fit, studies
+from concord.services import labels, rubric_choice, studies
+from concord.services.imports import rubric_fit
+from concord.services.imports.ratings import import_ratings
 from concord.services.metrics import scores as metric_scores
 from concord.store import studies as study_store
 from tests.foundation_helpers import make_folder_study, unchanged
@@ -28,7 +30,7 @@ def _csv(tmp_path: Path, body: str, name: str = "r.csv", header: str = HEADER) -
 
 def _fails(db, study: str, path: Path, exc=InputError, **kw):
     with unchanged(db), pytest.raises(exc) as info:
-        labels.import_ratings(db, study, kw.pop("fmt", "csv"), path, **kw)
+        import_ratings(db, study, kw.pop("fmt", "csv"), path, **kw)
     return info.value
 
 
@@ -46,7 +48,7 @@ def likert_rows(seed: int = 3, prompts: int = 12, models=("m1", "m2", "m3")) -> 
 
 def test_a_likert_study_takes_the_likert_rubric_and_says_so(db, tmp_path):
     path = _csv(tmp_path, "\n".join(likert_rows()) + "\n")
-    s = labels.import_ratings(db, "lik", "csv", path)
+    s = import_ratings(db, "lik", "csv", path)
     study = study_store.get_study(db, "lik")
     assert study.rubric == "likert-5"
     assert s.rubric.startswith("rubric likert-5 (inferred")
@@ -81,7 +83,7 @@ def test_the_likert_and_pq_studies_run_through_stats_json(tmp_path, capsys):
 
 
 def test_pq_is_stored_under_pr_through_the_alias(db, tmp_path):
-    labels.import_ratings(db, "ih", "csv", _csv(tmp_path, "p1,A,ann,SC,1\np1,A,ann,PQ,0.5\n"))
+    import_ratings(db, "ih", "csv", _csv(tmp_path, "p1,A,ann,SC,1\np1,A,ann,PQ,0.5\n"))
     frame = labels.ratings(db, "ih")
     assert dict(zip(frame["criterion"], frame["value"], strict=True)) == {"SC": 1.0, "PR": 0.5}
 
@@ -95,7 +97,7 @@ def test_pq_and_pr_for_the_same_image_are_one_rating_twice(db, tmp_path):
 
 def test_given_rubric_and_unknown_rubric(db, tmp_path):
     path = _csv(tmp_path, "p1,A,ann,likert,3\n")
-    s = labels.import_ratings(db, "seven", "csv", path, rubric=["likert-7"])
+    s = import_ratings(db, "seven", "csv", path, rubric=["likert-7"])
     assert study_store.get_study(db, "seven").rubric == "likert-7"
     assert s.rubric == "rubric likert-7 (given)"
     err = _fails(db, "x", path, ConcordError, rubric=["likert5"])
@@ -114,7 +116,7 @@ def test_values_off_the_given_scale(db, tmp_path):
 
 def test_an_inline_scale_is_stored_with_the_study_and_reloaded(db, tmp_path):
     path = _csv(tmp_path, "p1,A,ann,q,0.5\np1,A,ann,joy,7\n")
-    s = labels.import_ratings(db, "one-off", "csv", path, criteria=["q=0,0.5,1", "joy=1..7"])
+    s = import_ratings(db, "one-off", "csv", path, criteria=["q=0,0.5,1", "joy=1..7"])
     assert s.rubric == "inline scale q=0,0.5,1 joy=1..7 (given)"
     study = study_store.get_study(db, "one-off")
     assert study.rubric is None
@@ -174,7 +176,7 @@ def test_a_scores_only_study_gets_its_rubric_at_the_first_ratings_import(db, tmp
     scores.write_text("prompt_id,model,metric,value\np1,A,vqascore,0.7\n")
     metric_scores.import_scores(db, "sc", "csv", scores)
     assert study_store.get_study(db, "sc").rubric is None
-    s = labels.import_ratings(db, "sc", "csv", _csv(tmp_path, "p1,A,ann,likert,4\n"))
+    s = import_ratings(db, "sc", "csv", _csv(tmp_path, "p1,A,ann,likert,4\n"))
     assert "likert-5 (inferred" in s.rubric
     assert study_store.get_study(db, "sc").rubric == "likert-5"
     [p] = _fails(db, "sc", _csv(tmp_path, "p1,A,bob,SC,1\n", "b.csv")).problems
@@ -184,7 +186,7 @@ def test_a_scores_only_study_gets_its_rubric_at_the_first_ratings_import(db, tmp
 def test_a_study_keeps_its_rubric(db, tmp_path):
     studies.import_manifest(db, make_folder_study(tmp_path / "s", prompts=1))
     path = _csv(tmp_path, "p0,m1,ann,SC,2\n")
-    assert labels.import_ratings(db, "s", "csv", path, rubric=["imagenhub-text-to-image"]).added
+    assert import_ratings(db, "s", "csv", path, rubric=["imagenhub-text-to-image"]).added
     err = _fails(db, "s", path, ConcordError, rubric=["likert-5"])
     assert "already rates on imagenhub-text-to-image" in str(err)
 
@@ -198,7 +200,7 @@ def _tsv_folder(root: Path, tasks=("Text-Guided_IE", "Text-To-Image", "Other_Tas
 
 
 def test_imagenhub_files_on_the_0_to_2_scale_get_a_rubric_per_task(db, tmp_path):
-    s = labels.import_ratings(db, "ih", "imagenhub", _tsv_folder(tmp_path / "tsv"))
+    s = import_ratings(db, "ih", "imagenhub", _tsv_folder(tmp_path / "tsv"))
     study = study_store.get_study(db, "ih")
     assert study.rubric == "imagenhub-general"
     assert study.settings["rubrics"] == {"Text-Guided_IE": "imagenhub-text-guided-editing",
@@ -213,7 +215,7 @@ def test_imagenhub_files_on_the_0_to_2_scale_get_a_rubric_per_task(db, tmp_path)
 
 
 def test_released_imagenhub_files_keep_the_released_scale(db, tmp_path):
-    labels.import_ratings(db, "rel", "imagenhub", _tsv_folder(tmp_path / "tsv", cell="[1,1]"))
+    import_ratings(db, "rel", "imagenhub", _tsv_folder(tmp_path / "tsv", cell="[1,1]"))
     study = study_store.get_study(db, "rel")
     assert study.rubric == "imagenhub-released"
     assert "rubrics" not in study.settings  # no 3-step task rubrics exist
@@ -227,7 +229,7 @@ def test_rows_are_checked_against_their_dimensions_rubric(db, tmp_path):
     assert rubric_choice.rubric_for(study, "count").id == "likert-5"
     assert rubric_choice.rubric_for(study, "color").id == "imagenhub-text-to-image"
     ok = _csv(tmp_path, "p0,m1,ann,likert,5\np1,m1,ann,SC,2\n")  # p0: count, p1: color
-    assert labels.import_ratings(db, "s", "csv", ok).added == 2
+    assert import_ratings(db, "s", "csv", ok).added == 2
     bad = _csv(tmp_path, "p0,m1,bob,SC,2\np1,m1,bob,likert,5\n", "b.csv")
     problems = _fails(db, "s", bad).problems
     assert {(p.row, p.field) for p in problems} == {(2, "criterion"), (3, "criterion")}
@@ -237,7 +239,7 @@ def test_rows_are_checked_against_their_dimensions_rubric(db, tmp_path):
 def test_a_dimension_rubric_can_be_given_on_the_command_line(db, tmp_path):
     header = "prompt_id,model,rater,criterion,value,dimension\n"
     path = _csv(tmp_path, "p1,A,ann,likert,2,a\np2,A,ann,binary,1,b\n", header=header)
-    labels.import_ratings(db, "two", "csv", path, rubric=["likert-5", "b=binary"])
+    import_ratings(db, "two", "csv", path, rubric=["likert-5", "b=binary"])
     study = study_store.get_study(db, "two")
     assert (study.rubric, study.settings["rubrics"]) == ("likert-5", {"b": "binary"})
     err = _fails(db, "x", path, ConcordError, rubric=["likert-5", "likert-7"])

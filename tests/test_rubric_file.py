@@ -9,7 +9,8 @@ import pytest
 
 from concord.cli import main
 from concord.rubrics import DEFAULT_RUBRICS_DIR
-from concord.services import labels, rubric_choice
+from concord.services import rubric_choice
+from concord.services.imports.ratings import import_ratings
 from concord.store import studies as study_store
 from concord.store.db import open_db
 from tests.helpers import study_report
@@ -52,11 +53,11 @@ def test_a_rubric_file_is_used_and_kept_with_the_study(files, capsys):
     assert study_report(db, "v", n_boot=10, n_perm=10)["human"]
     more = folder / "more.csv"
     more.write_text("prompt_id,model,rater,criterion,value\np2,a,r1,vividness,3\n")
-    assert labels.import_ratings(db, "v", "csv", more).added == 1
+    assert import_ratings(db, "v", "csv", more).added == 1
     bad = folder / "bad.csv"
     bad.write_text("prompt_id,model,rater,criterion,value\np2,b,r1,vividness,7\n")
     with pytest.raises(Exception, match="7"):  # off the kept scale, not some other scale
-        labels.import_ratings(db, "v", "csv", bad)
+        import_ratings(db, "v", "csv", bad)
     db.close()
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from concord.services import labels
+from concord.services.imports.ratings import import_ratings
 from concord.store import studies as study_store
 from concord.store.staging import Stage
 
@@ -42,7 +42,7 @@ def test_dimension_conflicts_equal_the_row_by_row_query(db, tmp_path: Path, seed
     csv = tmp_path / "study.csv"
     csv.write_text("prompt_id,model,rater,criterion,value,dimension\n" + "".join(
         f"p{i},m0,ann,SC,1,d{(i + seed) % 3}\n" for i in range(6)), encoding="utf-8")
-    labels.import_ratings(db, "s", "csv", csv)
+    import_ratings(db, "s", "csv", csv)
     sid = study_store.get_study(db, "s").id
     rng = random.Random(seed)
     stage = Stage(db)

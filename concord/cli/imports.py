@@ -123,7 +123,7 @@ def _import_ratings(args: argparse.Namespace, settings: Settings) -> int:
     if hasattr(os, "nice"):
         os.nice(IMPORT_NICENESS)
     _check_input(args.path, folder_ok=args.format == "imagenhub")
-    from concord.services.ratings_import import import_ratings
+    from concord.services.imports.ratings import import_ratings
 
     criteria = [spec for arg in args.criteria for spec in arg.split()]
     s = import_ratings(db_for(settings), args.study, args.format, args.path,
@@ -151,7 +151,7 @@ def _import_labels(args: argparse.Namespace, settings: Settings, fmt: str) -> in
     if hasattr(os, "nice"):
         os.nice(IMPORT_NICENESS)
     _check_input(args.path, folder_ok=False)
-    from concord.services.ratings_import import import_ratings
+    from concord.services.imports.ratings import import_ratings
 
     s = import_ratings(db_for(settings), args.study, fmt, args.path)
     kind = "votes" if fmt == "pairs" else "rankings"

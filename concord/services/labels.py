@@ -1,6 +1,6 @@
 """Human labels in and out: import-ratings (ImagenHub TSV, tidy CSV) and exports.
 
-The import itself lives in :mod:`concord.services.ratings_import` (the readers in
+The import itself lives in :mod:`concord.services.imports.ratings` (the readers in
 ``concord.importers``); it is re-exported here for the callers that know it by this name.
 """
 
@@ -14,7 +14,6 @@ from concord.display import ORIGINAL, Display
 from concord.errors import ConcordError
 from concord.services import checklist
 from concord.services.exclusions import without_excluded
-from concord.services.ratings_import import RatingsImport, import_ratings  # noqa: F401
 from concord.store import comments as comment_store
 from concord.store import exclusions, frames
 from concord.store import studies as study_store

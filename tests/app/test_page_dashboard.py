@@ -156,8 +156,8 @@ def test_agreement_with_one_rater_says_why(app_env, tmp_path):
     path.write_text("prompt_id,model,rater,criterion,value\n" + "".join(
         f"p{p},{m},ann,{c},{v}\n" for p in range(3)
         for m, v in (("alpha", 1), ("beta", 0.5), ("gamma", 0)) for c in ("SC", "PR")))
-    from concord.services import labels
-    labels.import_ratings(db, "ui", "csv", path)
+    from concord.services.imports.ratings import import_ratings
+    import_ratings(db, "ui", "csv", path)
     at = researcher_dashboard()
     assert not at.exception
     assert any("at least two raters" in i.value and "1 rater (ann)" in i.value

@@ -61,7 +61,7 @@ def test_pairs_tab_says_why_it_is_empty(app_env, tmp_path):
 def test_imported_votes_and_rankings_on_the_dashboard(app_env, tmp_path):
     """A votes-only study (arena votes without prompts or images) and a rankings-only one:
     the dashboard shows their pair statistics as for labels from the screens."""
-    from concord.services.ratings_import import import_ratings
+    from concord.services.imports.ratings import import_ratings
 
     db = app_env["db"]
     votes = tmp_path / "v.csv"

@@ -3,7 +3,7 @@
 ``import-pairs`` and ``import-rankings`` carry only these; ``import-ratings --format csv``
 carries them too when the file is Concord's own export (a ``kind`` column with ``pair``
 and ``ranking`` rows). They share the ratings import's stage and pending batch
-(:mod:`concord.services.ratings_import`), so a file is imported whole or not at all.
+(:mod:`concord.services.imports.ratings`), so a file is imported whole or not at all.
 """
 
 from __future__ import annotations

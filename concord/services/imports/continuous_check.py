@@ -1,7 +1,7 @@
 """Imported ratings of continuous criteria (a slider: any value from min to max, on a step
 grid or not), checked by range in SQL over the stage rather than value by value: such a
 criterion may have millions of distinct values, more than the (criterion, value) groups the
-rubric check takes (:data:`concord.services.ratings_import.MAX_GROUPS`)."""
+rubric check takes (:data:`concord.services.imports.ratings.MAX_GROUPS`)."""
 
 from __future__ import annotations
 

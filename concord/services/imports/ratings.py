@@ -23,9 +23,11 @@ from sqlite_utils import Database
 
 from concord.errors import ConcordError, InputError, NotFoundError, Problem, ProblemLog
 from concord.importers import imagenhub_tsv, label_studio, ratings_csv
-from concord.services import continuous_check, label_import, rubric_choice, rubric_fit
-from concord.services.import_phases import Timer, no_cyclic_gc
-from concord.services.label_import import LabelCounts, LabelPart
+from concord.services import rubric_choice
+from concord.services.imports import continuous_check, rubric_fit
+from concord.services.imports import pairs_rankings as label_import
+from concord.services.imports.pairs_rankings import LabelCounts, LabelPart
+from concord.services.imports.phases import Timer, no_cyclic_gc
 from concord.services.rubric_choice import Choice
 from concord.store import batches, import_writes
 from concord.store import studies as study_store
