@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_dashboard import CRITERIA, MODELS, RATERS, setup_study
-from concord.services import labels
+from concord.services.exports import labels
 from concord.store import open_db, transaction
 from concord.store.db import now
 

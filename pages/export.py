@@ -3,7 +3,8 @@
 import streamlit as st
 
 from concord.errors import ConcordError
-from concord.services import downloads, studies
+from concord.services import studies
+from concord.services.exports import downloads
 from concord.ui import session
 
 session.require_researcher()

@@ -409,7 +409,7 @@ def test_export_checklist_writes_every_tick_and_the_override_reason(editing, tmp
         ("1", "0", "'=cmd| a formula-looking reason")}  # neutralised for spreadsheets
     assert {r["reason"] for r in rows if r["criterion"] == "PR"} == {""}
     # A study without checklist answers exports the header only.
-    from concord.services import labels
+    from concord.services.exports import labels
     rating.undo_last(db, study, rid)
     empty = labels.export_bytes(db, study, "checklist")
     assert empty.splitlines()[0].decode().split(",") == export.CHECKLIST_COLUMNS

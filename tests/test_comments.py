@@ -12,8 +12,9 @@ import pytest
 
 from concord.cli import main
 from concord.errors import RatingError
-from concord.services import labels, pairs, ranking, rating, studies
+from concord.services import pairs, ranking, rating, studies
 from concord.services.common import new_submission
+from concord.services.exports import labels
 from concord.store import studies as study_store
 from concord.store.db import open_db
 from tests.foundation_helpers import invited, make_folder_study

@@ -11,7 +11,8 @@ import pytest
 
 from concord.cli import main
 from concord.errors import ConcordError
-from concord.services import adjudication, downloads, exclusions, studies
+from concord.services import adjudication, exclusions, studies
+from concord.services.exports import downloads
 from concord.store.db import open_db
 from tests.foundation_helpers import seed_study
 

@@ -21,8 +21,9 @@ from concord import atomic, export
 from concord.cli import main
 from concord.errors import ConcordError
 from concord.importers.imagenhub_tsv import read_imagenhub_dir
-from concord.services import labels, ranking, rating, studies
+from concord.services import ranking, rating, studies
 from concord.services.common import new_submission
+from concord.services.exports import labels
 from concord.services.imports.ratings import import_ratings
 from tests.foundation_helpers import ROOT, invited, make_folder_study, shared_path
 

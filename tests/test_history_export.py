@@ -10,7 +10,9 @@ import pandas as pd
 import pytest
 
 from concord.cli import main
-from concord.services import adjudication, exports, labels, ranking, rating, studies
+from concord.services import adjudication, ranking, rating, studies
+from concord.services.exports import labels
+from concord.services.exports import tables as exports
 from concord.store import batches
 from tests.foundation_helpers import invited, make_folder_study, study_id
 

@@ -9,7 +9,8 @@ import pandas as pd
 
 from concord import export
 from concord.cli import main
-from concord.services import exclusions, labels
+from concord.services import exclusions
+from concord.services.exports import labels
 from concord.services.imports.ratings import import_ratings
 from concord.store import frames
 from concord.store import studies as study_store

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from concord.cli import main
-from concord.services import labels
+from concord.services.exports import labels
 from concord.services.report.planning import pilot_components
 from concord.stats.power import components_from_pilot, plan_table
 from tests.foundation_helpers import MODELS

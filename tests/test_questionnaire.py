@@ -14,8 +14,9 @@ import pytest
 from concord import devices, questionnaire
 from concord.cli import main
 from concord.errors import AuthError, InputError
-from concord.services import labels, studies
 from concord.services import questionnaire as service
+from concord.services import studies
+from concord.services.exports import labels
 from concord.store import open_db
 from concord.store import raters as rater_store
 from tests.crowd_helpers import QUESTIONNAIRE
@@ -192,7 +193,7 @@ def test_the_hugging_face_export_has_a_questionnaire_configuration(tmp_path):
     db.execute("INSERT OR IGNORE INTO study_raters (study_id, rater_id) SELECT id, ? FROM"
                " studies WHERE name = 'dash'", [rater])
     service.submit(db, "dash", rater, "before", BEFORE, submission="q1")
-    from concord.services import hf_dataset
+    from concord.services.exports import hf_dataset
 
     made = hf_dataset.export_hf(db, "dash", tmp_path / "hf", n_boot=20)
     assert "questionnaire" in made

@@ -10,7 +10,8 @@ import pytest
 
 from concord.errors import InputError
 from concord.rubrics.inline import InlineScaleError, parse_criteria
-from concord.services import labels, studies
+from concord.services import studies
+from concord.services.exports import labels
 from concord.services.imports.ratings import import_ratings
 from concord.store import studies as study_store
 from tests.foundation_helpers import make_folder_study, shared_path, unchanged

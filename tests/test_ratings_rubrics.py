@@ -12,7 +12,8 @@ import pytest
 from concord.cli import main
 from concord.errors import ConcordError, InputError
 from concord.rubrics import load_rubric_by_id
-from concord.services import labels, rubric_choice, studies
+from concord.services import rubric_choice, studies
+from concord.services.exports import labels
 from concord.services.imports import rubric_fit
 from concord.services.imports.ratings import import_ratings
 from concord.services.metrics import scores as metric_scores

@@ -15,7 +15,8 @@ from scipy import stats as sps
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from concord.cli import main
-from concord.services import labels, studies
+from concord.services import studies
+from concord.services.exports import labels
 from concord.services.metrics import scores as metric_scores
 from concord.services.report import study as report
 from concord.stats.benchmarks.stored import benchmark_tables, image_scores

@@ -62,7 +62,7 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
     db = db_for(settings)
     studies.get(db, args.study)  # a missing study fails before the heavy imports
     from concord import export
-    from concord.services import labels
+    from concord.services.exports import labels
     if args.format in (*FOLDERS, "label-studio") and not args.output:
         what = "FOLDER" if args.format in FOLDERS else "FILE.json"
         raise ConcordError(f"--format {args.format} needs -o {what}")
@@ -73,7 +73,7 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
         print(f"wrote {len(files)} TSV file(s) to {args.output}", file=sys.stderr)
         return 0
     if args.format == "hf":
-        from concord.services import hf_dataset
+        from concord.services.exports import hf_dataset
 
         made = hf_dataset.export_hf(db, args.study, Path(args.output),
                                     with_images=args.with_images,
@@ -81,7 +81,7 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
         print(f"wrote {', '.join(made)} to {args.output}", file=sys.stderr)
         return 0
     if args.format == "label-studio":
-        from concord.services import label_studio
+        from concord.services.exports import label_studio
 
         n = label_studio.export_file(db, args.study, Path(args.output),
                                      image_root=args.image_root,
@@ -96,7 +96,9 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _table_bytes(db, args: argparse.Namespace) -> bytes:
-    from concord.services import adjudication, exports, labels, questionnaire
+    from concord.services import adjudication, questionnaire
+    from concord.services.exports import labels
+    from concord.services.exports import tables as exports
 
     if args.format in TABLES:
         kind = exports.table_type(args.output, args.table_type)

@@ -16,7 +16,8 @@ import pandas as pd
 from sqlite_utils import Database
 
 from concord.errors import ConcordError, NotFoundError
-from concord.services import labels, rubric_choice
+from concord.services import rubric_choice
+from concord.services.exports import labels
 from concord.services.report import study as report
 from concord.stats import disagreement
 from concord.store import adjudications as store

@@ -1,8 +1,8 @@
 """Excluding a rater from a study's statistics and exports, and taking them back.
 
-The statistics (``concord.services.report.study``) and the label exports
-(``concord.services.labels``) leave excluded raters out; every number recomputes, since
-the audit-log entry changes ``frames.data_version`` (the dashboard's cache key).
+The statistics (``concord.services.report``) and the label exports
+(``concord.services.exports.labels``) leave excluded raters out; every number recomputes,
+since the audit-log entry changes ``frames.data_version`` (the dashboard's cache key).
 """
 
 from __future__ import annotations

@@ -19,8 +19,9 @@ import streamlit as st
 from sqlite_utils import Database
 
 from concord import export
-from concord.services import labels, studies
+from concord.services import studies
 from concord.services.database import open_database
+from concord.services.exports import labels
 from concord.services.report import request as report_request
 from concord.services.report import study as report
 from concord.services.report.request import ReportOptions

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from concord.services import downloads
+from concord.services.exports import downloads
 from concord.store import studies as study_store
 from tests.app.conftest import APP
 from tests.helpers import make_folder_study

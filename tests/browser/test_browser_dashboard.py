@@ -49,7 +49,7 @@ def test_researcher_sees_leaderboard_and_agreement(server, page):
 
 def test_export_page_downloads_a_file_built_on_click(server, page, tmp_path):
     """The Export page builds a download when it is clicked: the file is the CLI's."""
-    from concord.services import downloads
+    from concord.services.exports import downloads
 
     page.goto(server["url"])
     page.locator('[data-testid="stTextInputField"]').first.fill("letmein-test-secret-7Qx9")

@@ -23,7 +23,8 @@ from sqlite_utils import Database
 from concord import atomic
 from concord.errors import ConcordError
 from concord.rubrics import Criterion, Rubric
-from concord.services import labels, rubric_choice
+from concord.services import rubric_choice
+from concord.services.exports import labels
 from concord.store import frames
 from concord.store import studies as study_store
 

@@ -88,7 +88,9 @@ def build(db_path: str | Path, study: str, key: str, *, include_excluded: bool =
 def _bytes(db: Database, study: str, key: str, include_excluded: bool) -> bytes:
     # Imported here: the Export page renders its buttons without pandas' writers.
     from concord import export
-    from concord.services import adjudication, exports, label_studio, labels, questionnaire
+    from concord.services import adjudication, questionnaire
+    from concord.services.exports import label_studio, labels
+    from concord.services.exports import tables as exports
 
     if key in ("csv", "jsonl", "parquet", "checklist"):
         return labels.export_bytes(db, study, key, include_excluded=include_excluded)

@@ -1,7 +1,7 @@
-"""Human labels in and out: import-ratings (ImagenHub TSV, tidy CSV) and exports.
+"""Human labels out: a study's current ratings, rankings, pair judgments and checklist
+ticks as tidy frames (without excluded raters by default), and the labels export.
 
-The import itself lives in :mod:`concord.services.imports.ratings` (the readers in
-``concord.importers``); it is re-exported here for the callers that know it by this name.
+Labels in (``import-ratings``) are :mod:`concord.services.imports.ratings`.
 """
 
 from __future__ import annotations

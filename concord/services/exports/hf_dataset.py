@@ -19,7 +19,8 @@ from sqlite_utils import Database
 from concord import hf_export
 from concord.display import Display
 from concord.errors import ConcordError
-from concord.services import adjudication, labels, questionnaire, rubric_choice
+from concord.services import adjudication, questionnaire, rubric_choice
+from concord.services.exports import labels
 from concord.services.media import served_image
 from concord.services.report import request as report_request
 from concord.services.report import study as report

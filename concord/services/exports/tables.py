@@ -1,8 +1,9 @@
 """Exports beside the labels table: revision history, adjudicated values, and the file
 type of a table export chosen by the output's suffix.
 
-The labels export itself is :mod:`concord.services.labels`; the Hugging Face and Label
-Studio exports are :mod:`concord.services.hf_export` and :mod:`concord.services.label_studio`.
+The labels export itself is :mod:`concord.services.exports.labels`; the Hugging Face and
+Label Studio exports are :mod:`concord.services.exports.hf_dataset` and
+:mod:`concord.services.exports.label_studio`.
 """
 
 from __future__ import annotations
