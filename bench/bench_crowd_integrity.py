@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT))
 
 from concord.media import strip_metadata  # noqa: E402
 from concord.normalise import normalise  # noqa: E402
-from concord.services import common, rating, studies  # noqa: E402
+from concord.services import studies  # noqa: E402
+from concord.services.labelling import common, rating  # noqa: E402
 from concord.store import raters as rater_store  # noqa: E402
 from concord.store.db import open_db  # noqa: E402
 from tests.helpers import make_folder_study  # noqa: E402

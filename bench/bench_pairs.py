@@ -39,8 +39,9 @@ from bench.bench_rater_loop import (  # noqa: E402
     summary,
 )
 from concord.pair_design import schedule  # noqa: E402
-from concord.services import pairs, rating, studies  # noqa: E402
-from concord.services.common import new_submission  # noqa: E402
+from concord.services import studies  # noqa: E402
+from concord.services.labelling import pairs, rating  # noqa: E402
+from concord.services.labelling.common import new_submission  # noqa: E402
 from concord.stats.pair_report import pair_sections  # noqa: E402
 from concord.store import raters as rater_store  # noqa: E402
 from concord.store.db import open_db  # noqa: E402

@@ -21,8 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from concord.services import rating, studies  # noqa: E402
-from concord.services.common import new_submission  # noqa: E402
+from concord.services import studies  # noqa: E402
+from concord.services.labelling import rating  # noqa: E402
+from concord.services.labelling.common import new_submission  # noqa: E402
 from concord.store.db import open_db, transaction  # noqa: E402
 from concord.store.raters import rater_for_token  # noqa: E402
 from tests.helpers import make_folder_study  # noqa: E402

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from concord.services import pairs, ranking, rating
+from concord.services.labelling import pairs, ranking, rating
 from concord.ui import pair_state, rank_state, rate_state, session, widgets
 
 user = session.require_user()

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from concord.services import pairs
-from concord.services.common import Progress
+from concord.services.labelling import pairs
+from concord.services.labelling.common import Progress
 from concord.ui import onboarding_view, screen_view, session, widgets
 from concord.ui import pair_state as ps
 

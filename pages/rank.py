@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from concord.services import ranking
-from concord.services.common import BlindImage, Progress
+from concord.services.labelling import ranking
+from concord.services.labelling.common import BlindImage, Progress
 from concord.ui import onboarding_view, screen_view, session, widgets
 from concord.ui import rank_state as rk
 

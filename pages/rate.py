@@ -5,8 +5,8 @@ import dataclasses
 import streamlit as st
 
 from concord.rubrics import Rubric
-from concord.services import rating
-from concord.services.common import Progress
+from concord.services.labelling import rating
+from concord.services.labelling.common import Progress
 from concord.ui import checklist_view, onboarding_view, scale_input, screen_view, session, widgets
 from concord.ui import rate_state as rs
 

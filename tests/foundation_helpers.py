@@ -18,9 +18,10 @@ import pytest
 from sqlite_utils import Database
 
 from concord.errors import InputError
-from concord.services import rating, studies
-from concord.services.common import new_submission
+from concord.services import studies
 from concord.services.imports.ratings import import_ratings
+from concord.services.labelling import rating
+from concord.services.labelling.common import new_submission
 from concord.services.metrics import scores as metric_scores
 from concord.store import raters as rater_store
 from concord.store import studies as study_store

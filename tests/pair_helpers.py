@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from concord.services import pairs, studies
+from concord.services import studies
+from concord.services.labelling import pairs
 from concord.services.metrics import scores as metric_scores
 from concord.store import items
 from concord.store import raters as rater_store

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from concord.errors import ConcordError, NotFoundError
-from concord.services import adjudication, ranking, rating, studies
-from concord.services.common import new_submission
+from concord.services import adjudication, studies
 from concord.services.exports import labels
+from concord.services.labelling import ranking, rating
+from concord.services.labelling.common import new_submission
 from tests.foundation_helpers import invited, make_folder_study, snapshot
 from tests.helpers import study_report
 from tests.pair_helpers import seed_pair_study

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scipy.stats import spearmanr
 
-from concord.services import rating
+from concord.services.labelling import rating
 from concord.store import studies as study_store
 from concord.store import work
 from tests.foundation_helpers import study_with_raters
@@ -107,7 +107,7 @@ def test_preload_predicts_the_next_item(tmp_path, db):
 
 
 def test_ranking_gold_goes_to_every_rater(tmp_path, db):
-    from concord.services import ranking
+    from concord.services.labelling import ranking
 
     gold = tmp_path / "gold.csv"
     gold.write_text("prompt_id,model,criterion,expected\np3,a,rank,1\n")

@@ -13,8 +13,9 @@ from sqlite_utils import Database
 
 from concord.cli import main
 from concord.errors import ConcordError
-from concord.services import rating, studies
-from concord.services.common import new_submission
+from concord.services import studies
+from concord.services.labelling import rating
+from concord.services.labelling.common import new_submission
 from concord.store import open_db
 from tests.foundation_helpers import invited, make_folder_study, snapshot
 

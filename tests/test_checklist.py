@@ -14,8 +14,8 @@ import yaml
 from concord.errors import RatingError
 from concord.importers.imagenhub_tsv import TASK_RUBRICS
 from concord.rubrics import DEFAULT_RUBRICS_DIR, RubricError, load_rubric, load_rubric_by_id
-from concord.services import checklist, rating
-from concord.services.common import new_submission
+from concord.services.labelling import checklist, rating
+from concord.services.labelling.common import new_submission
 from concord.store import checklists as checklist_store
 from tests.foundation_helpers import invited, make_folder_study
 

@@ -12,9 +12,10 @@ import pytest
 
 from concord.cli import main
 from concord.errors import RatingError
-from concord.services import pairs, ranking, rating, studies
-from concord.services.common import new_submission
+from concord.services import studies
 from concord.services.exports import labels
+from concord.services.labelling import pairs, ranking, rating
+from concord.services.labelling.common import new_submission
 from concord.store import studies as study_store
 from concord.store.db import open_db
 from tests.foundation_helpers import invited, make_folder_study

@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 
 from concord.cli import main
-from concord.services import rating, studies
-from concord.services.common import new_submission
+from concord.services import studies
+from concord.services.labelling import rating
+from concord.services.labelling.common import new_submission
 from concord.store import open_db
 from concord.store import raters as rater_store
 from tests.helpers import make_folder_study
@@ -40,7 +41,7 @@ def test_raters_list_and_studies_say_rated_images_and_rating_values(tmp_path, ca
 
 def test_stats_names_rating_values_rated_images_and_raters_who_rated(tmp_path, capsys):
     """Three raters, two of whom rate (the third only ranks): stats says so."""
-    from concord.services import ranking
+    from concord.services.labelling import ranking
 
     path = tmp_path / "c.db"
     db = open_db(path)

@@ -9,10 +9,11 @@ import pytest
 
 from concord.cli import main
 from concord.errors import ConcordError, InputError
-from concord.services import rating, studies
+from concord.services import studies
 from concord.services.crowd import links as crowd
 from concord.services.crowd import onboarding
 from concord.services.crowd import status as crowd_report
+from concord.services.labelling import rating
 from concord.store import studies as study_store
 from tests.crowd_helpers import make_crowd_study
 

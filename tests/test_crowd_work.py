@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from concord.errors import InputError
-from concord.services import gate, pairs, ranking, rating, studies
+from concord.services import studies
 from concord.services.crowd import links as crowd
 from concord.services.crowd import onboarding
 from concord.services.crowd import status as crowd_report
+from concord.services.labelling import gate, pairs, ranking, rating
 from tests.helpers import make_folder_study
 
 CODES = {"completion_code": "DONE42", "screenout_code": "OUT13"}

@@ -15,8 +15,9 @@ from PIL import Image, ImageOps
 
 from concord.errors import InputError
 from concord.normalise import normalise
-from concord.services import rating, studies
+from concord.services import studies
 from concord.services.exports import labels
+from concord.services.labelling import rating
 from concord.services.media import display_size, served_image
 from concord.store import raters as rater_store
 from tests.helpers import ROOT

@@ -21,10 +21,11 @@ from concord import atomic, export
 from concord.cli import main
 from concord.errors import ConcordError
 from concord.importers.imagenhub_tsv import read_imagenhub_dir
-from concord.services import ranking, rating, studies
-from concord.services.common import new_submission
+from concord.services import studies
 from concord.services.exports import labels
 from concord.services.imports.ratings import import_ratings
+from concord.services.labelling import ranking, rating
+from concord.services.labelling.common import new_submission
 from tests.foundation_helpers import ROOT, invited, make_folder_study, shared_path
 
 RATERS = ("=cmd()", "@bob", "carol")

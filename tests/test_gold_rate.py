@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from concord.errors import InputError
-from concord.services import checks, gate, pairs, ranking, rating, studies
+from concord.services import studies
 from concord.services.crowd import links as crowd
 from concord.services.crowd import onboarding
+from concord.services.labelling import checks, gate, pairs, ranking, rating
 from concord.store import onboarding as onboarding_store
 from concord.store import raters as rater_store
 from concord.store.db import transaction

@@ -11,9 +11,10 @@ import yaml
 
 from concord.cli import main
 from concord.errors import ConcordError
-from concord.services import adjudication, ranking, rating, studies
-from concord.services.common import new_submission
+from concord.services import adjudication, studies
 from concord.services.exports import hf_dataset, labels
+from concord.services.labelling import ranking, rating
+from concord.services.labelling.common import new_submission
 from tests.foundation_helpers import invited, make_folder_study
 from tests.metadata_images import NAME, png_with_everything
 from tests.pair_helpers import seed_pair_study

@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 
 from concord.cli import main
-from concord.services import adjudication, ranking, rating, studies
+from concord.services import adjudication, studies
 from concord.services.exports import labels
 from concord.services.exports import tables as exports
+from concord.services.labelling import ranking, rating
 from concord.store import batches
 from tests.foundation_helpers import invited, make_folder_study, study_id
 

@@ -16,10 +16,11 @@ import pytest
 
 from concord.errors import ProblemLog
 from concord.importers import ratings_csv
-from concord.services import rating, studies
-from concord.services.common import new_submission
+from concord.services import studies
 from concord.services.exports import labels
 from concord.services.imports.ratings import import_ratings
+from concord.services.labelling import rating
+from concord.services.labelling.common import new_submission
 from concord.store import batches, frames, import_writes
 from concord.store import ratings as rating_store
 from concord.store import studies as study_store

@@ -9,8 +9,8 @@ import random
 import pytest
 
 from concord.cli import main
-from concord.services import ranking
 from concord.services.imports.ratings import import_ratings
+from concord.services.labelling import ranking
 from concord.stats.bradley_terry import bradley_terry
 from concord.stats.pairs import check_pairs
 from concord.store import frames

@@ -13,10 +13,11 @@ import pytest
 from concord.cli import main
 from concord.errors import InputError
 from concord.importers import label_studio as reader
-from concord.services import rating, studies
-from concord.services.common import new_submission
+from concord.services import studies
 from concord.services.exports import label_studio, labels
 from concord.services.imports.ratings import import_ratings
+from concord.services.labelling import rating
+from concord.services.labelling.common import new_submission
 from tests.foundation_helpers import invited, make_folder_study, unchanged
 
 KEY = ["prompt_id", "model", "sample", "rater", "criterion"]

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from concord.errors import AuthError
-from concord.services import ranking, rating
+from concord.services.labelling import ranking, rating
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
 from concord.store import work

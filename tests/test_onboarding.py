@@ -7,11 +7,12 @@ import itertools
 import pytest
 
 from concord.errors import NotFoundError, RatingError
-from concord.services import rating, studies
+from concord.services import studies
 from concord.services.crowd import links as crowd
 from concord.services.crowd import onboarding
 from concord.services.crowd import status as crowd_report
-from concord.services.gate import GateError
+from concord.services.labelling import rating
+from concord.services.labelling.gate import GateError
 from concord.store import raters as rater_store
 from tests.crowd_helpers import make_crowd_study
 

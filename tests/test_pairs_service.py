@@ -9,7 +9,8 @@ from collections import Counter
 import pytest
 
 from concord.errors import AuthError, NotFoundError, RatingError
-from concord.services import pairs, studies
+from concord.services import studies
+from concord.services.labelling import pairs
 from concord.store import studies as study_store
 from concord.store.raters import rater_for_token
 from tests.helpers import make_folder_study

@@ -9,7 +9,8 @@ import random
 import pytest
 
 from concord.cli import main
-from concord.services import exclusions, ranking
+from concord.services import exclusions
+from concord.services.labelling import ranking
 from concord.stats.bradley_terry import bradley_terry
 from concord.stats.elo import elo_online, elo_ratings
 from concord.stats.pair_agreement import metric_pair_accuracy, pair_agreement

@@ -271,7 +271,7 @@ def test_the_cli_takes_inline_scales_before_the_path(tmp_path, capsys):
 
 def test_the_rating_screen_uses_each_images_own_rubric(db, tmp_path):
     """A study with ``rubrics:`` shows (and checks) each image's dimension's rubric."""
-    from concord.services import rating
+    from concord.services.labelling import rating
     from concord.store.raters import rater_for_token
 
     extra = "rubrics:\n  count: likert-5\n"

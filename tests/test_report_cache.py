@@ -17,7 +17,8 @@ from sqlite_utils import Database
 from concord.cli import main
 from concord.cli import stats as stats_cli
 from concord.rubrics import model as rubric_model
-from concord.services import common, exclusions
+from concord.services import exclusions
+from concord.services.labelling import common
 from concord.services.report import cache as report_cache
 from concord.services.report import request as report_request
 from concord.services.report import study as report

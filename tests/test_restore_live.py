@@ -15,8 +15,9 @@ import time
 from pathlib import Path
 
 from concord.errors import ConcordError
-from concord.services import rating, studies
-from concord.services.common import new_submission
+from concord.services import studies
+from concord.services.labelling import rating
+from concord.services.labelling.common import new_submission
 from concord.store import open_db
 from tests.foundation_helpers import ROOT, invited, make_folder_study
 

@@ -370,7 +370,7 @@ def test_gold_rows_count_only_for_rater_quality(seeded, capsys):
 
 
 def test_ranking_gold_is_left_out_of_ranking_statistics(tmp_path, capsys):
-    from concord.services import ranking
+    from concord.services.labelling import ranking
     from concord.store import items
     from concord.store import raters as rater_store
 
@@ -432,7 +432,7 @@ def test_a_study_without_a_combine_has_no_o_and_per_dimension_rubrics(seeded, ca
     assert doc["meta"]["criteria"] == ["PR", "SC"]
     # Per-dimension rubrics: only 'color' has a combine here.
     from concord.rubrics import Combine
-    from concord.services import common
+    from concord.services.labelling import common
 
     real = common.rubric
 

@@ -8,8 +8,9 @@ import pytest
 
 from concord.errors import AuthError, InputError, NotFoundError
 from concord.plan import GoldSpec, ImageSpec, PromptSpec, StudyPlan
-from concord.services import rating, studies
-from concord.services.common import new_submission
+from concord.services import studies
+from concord.services.labelling import rating
+from concord.services.labelling.common import new_submission
 from concord.store import open_db, transaction
 from concord.store import raters as rater_store
 from concord.store import ratings as rating_store
@@ -206,7 +207,7 @@ def test_rating_after_undo_is_the_current_value(rated):
 
 
 def test_ranking_double_submit_edit_and_undo(db, study_factory):
-    from concord.services import ranking
+    from concord.services.labelling import ranking
 
     studies.import_manifest(db, study_factory("r", prompts=2, protocol="rank"))
     rid = invited(db, "r")
@@ -273,7 +274,7 @@ def _references(db, sid: int) -> dict[str, int]:
 
 
 def test_delete_study_removes_every_row_and_keeps_raters(db, study_factory, tmp_path):
-    from concord.services import ranking
+    from concord.services.labelling import ranking
     from concord.store import runs as run_store
     from concord.store import scores as score_store
 

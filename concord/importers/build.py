@@ -249,7 +249,7 @@ def _gold_spec(row: dict[str, Any], numbers: tuple[int, float, float],
     if ranking and not (float(expected).is_integer() and 1 <= expected <= n_models):
         bad("expected", f"a rank from 1 to {n_models}, got {row['expected']!r}")
         return None
-    # "overall" is the criterion every ranking is stored under (concord.services.ranking).
+    # "overall" is the criterion every ranking is stored under (concord.services.labelling.ranking).
     return GoldSpec(str(row["prompt_id"]), str(row["model"]), sample,
                     "overall" if ranking else str(row["criterion"]), expected, tolerance,
                     unit="prompt" if ranking else "image")

@@ -18,7 +18,7 @@ from concord.importers.safe_load import MAX_SAMPLE, finite_number, shown, whole_
 
 MAX_NAME = 1_000
 MAX_TEXT = 100_000  # a prompt's text
-MAX_COMMENT = 10_000  # a rater's comment (concord.services.comments)
+MAX_COMMENT = 10_000  # a rater's comment (concord.services.labelling.comments)
 _FORBIDDEN = {"Cc", "Cs", "Zl", "Zp"}  # control, surrogate (bad bytes), line/para separator
 # 0001-01-01 to 9999-12-31 as Unix seconds: what an ISO 8601 date can hold.
 _MIN_UNIX, _MAX_UNIX = -62_135_596_800, 253_402_300_799

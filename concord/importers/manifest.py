@@ -36,7 +36,7 @@ KNOWN_KEYS = {
     "benchmark", "seed", "lease_minutes", "quality", "pairs", "rubrics", "crowd", "checklist",
     "display", "comments", "devices", "questionnaire",
 }
-COMMENT_MODES = ("off", "optional", "required")  # concord.services.comments
+COMMENT_MODES = ("off", "optional", "required")  # concord.services.labelling.comments
 MAX_LEASE_MINUTES = 7 * 24 * 60
 RANKING_KEYS = {"prompts_per_dimension", "prompts", "seed", "ties", "sample", "criteria"}
 

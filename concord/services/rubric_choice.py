@@ -24,7 +24,7 @@ from concord.rubrics.inline import (
     parse_criteria,
     to_settings,
 )
-from concord.services import common
+from concord.services.labelling import common
 from concord.store import items
 from concord.store.studies import Study
 

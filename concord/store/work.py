@@ -131,7 +131,7 @@ def candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int, *,
                gold_first: bool = False) -> list[Candidate]:
     """The next items for this rater, best first: never served to them (or released),
     fewer than ``k`` slots held (gold items always), gold items first when ``gold_first``
-    (a gold item is due, concord.services.common) and last otherwise, then least covered
+    (a gold item is due, concord.services.labelling.common) and last otherwise, then least covered
     first, then the rater's own shuffled order. The study's ``practice`` first gold
     images (its practice pool, see concord.store.onboarding.practice_images) are never
     served as items.

@@ -9,8 +9,9 @@ import streamlit as st
 
 from concord.errors import ConcordError
 from concord.rubrics import Rubric
-from concord.services import checks, questionnaire, rating
+from concord.services import questionnaire
 from concord.services.crowd import onboarding
+from concord.services.labelling import checks, rating
 from concord.ui import questionnaire_view, scale_input, session, widgets
 
 PRACTICE_ITEM = "practice_item"

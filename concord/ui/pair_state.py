@@ -4,7 +4,7 @@ choice stores the judgment and the next run fetches the next pair."""
 
 from __future__ import annotations
 
-from concord.services import pairs
+from concord.services.labelling import pairs
 from concord.ui import screen, session
 
 LABELS = {"left": "left image better", "right": "right image better", "tie": "tie",

@@ -12,8 +12,8 @@ from sqlite_utils import Database
 from concord.errors import ConcordError
 from concord.export import to_csv_bytes
 from concord.questionnaire import Question
-from concord.services import common
 from concord.services import questionnaire as service
+from concord.services.labelling import common
 from concord.ui import session, widgets
 
 _TITLES = {"before": "A few questions first", "after": "A few questions to finish"}

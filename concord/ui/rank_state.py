@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from concord.services import ranking
-from concord.services.ranking_draft import RankingDraft
+from concord.services.labelling import ranking
+from concord.services.labelling.ranking_draft import RankingDraft
 from concord.ui import screen, session
 
 DRAFT = "rank_draft"

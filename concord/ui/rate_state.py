@@ -8,7 +8,7 @@ import dataclasses
 import streamlit as st
 
 from concord.rubrics import Condition, Rubric
-from concord.services import rating
+from concord.services.labelling import rating
 from concord.ui import screen, session
 
 

@@ -17,8 +17,8 @@ import streamlit as st
 from sqlite_utils import Database
 
 from concord.errors import ConcordError
-from concord.services.comments import Shown
-from concord.services.gate import GateError
+from concord.services.labelling.comments import Shown
+from concord.services.labelling.gate import GateError
 from concord.ui import session, widgets
 
 

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from concord.services import comments, common
-from concord.services.comments import Shown
+from concord.services.labelling import comments, common
+from concord.services.labelling.comments import Shown
 from concord.ui import onboarding_view, session, widgets
 from concord.ui.screen import Screen
 

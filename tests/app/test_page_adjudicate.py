@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from concord.services import rating
-from concord.services.common import new_submission
+from concord.services.labelling import rating
+from concord.services.labelling.common import new_submission
 from concord.store import raters as rater_store
 from tests.app.test_page_research import researcher
 from tests.foundation_helpers import snapshot
@@ -56,7 +56,7 @@ def test_raters_cannot_open_the_adjudication_page(app_env):
 
 
 def test_rankings_view_takes_a_full_order(app_env):
-    from concord.services import ranking
+    from concord.services.labelling import ranking
 
     db = app_env["db"]
     for name, flip in (("ann", False), ("ben", True)):

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from concord.services import checklist, studies
+from concord.services import studies
+from concord.services.labelling import checklist
 from concord.store import studies as study_store
 from concord.store.db import open_db
 from tests.app.conftest import rater_app
@@ -98,8 +99,8 @@ def test_a_study_without_the_checklist_shows_the_plain_screen(tmp_path, monkeypa
 
 
 def test_the_dashboard_shows_agreement_per_condition(checklist_env, tmp_path):
-    from concord.services import rating
-    from concord.services.common import new_submission
+    from concord.services.labelling import rating
+    from concord.services.labelling.common import new_submission
     from concord.store.raters import rater_for_token
     from tests.app.test_page_dashboard import frame_values, pick_study, researcher_dashboard
     db = checklist_env["db"]

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from concord.services import rating, studies
+from concord.services import studies
 from concord.services.crowd import links as crowd
+from concord.services.labelling import rating
 from concord.store.db import open_db
 from tests.app.conftest import APP
 from tests.crowd_helpers import make_crowd_study

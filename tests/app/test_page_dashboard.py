@@ -6,7 +6,7 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-from concord.services import ranking
+from concord.services.labelling import ranking
 from concord.services.metrics import scores as metric_scores
 from concord.store import items
 from concord.store import raters as rater_store

@@ -90,7 +90,7 @@ def test_ties_refused_when_the_study_does_not_allow_them(app_env):
     at = rater_app(app_env["tokens"]["ann"], PAGE)
     assert not at.toggle  # no tie control at all
     from concord.errors import RatingError
-    from concord.services import ranking
+    from concord.services.labelling import ranking
 
     rs = at.session_state["rank_set"]
     ids = [im.image_id for im in rs.images]

@@ -149,7 +149,7 @@ def test_double_submit_stores_one_rating(app_env):
     item = at.session_state["rate_item"]
     at.button(key="rate_submit").click().run()
     # A replay of the same submission (double click, rerun) changes nothing.
-    from concord.services import rating
+    from concord.services.labelling import rating
     from concord.store.raters import rater_for_token
 
     rater = rater_for_token(app_env["db"], app_env["tokens"]["ann"])

@@ -132,8 +132,9 @@ def test_the_study_link_platform_defaults_as_in_the_cli(app_env):
 
 
 def test_progress_counts_name_what_they_count_and_leave_out_excluded_raters(app_env):
-    from concord.services import exclusions, rating
-    from concord.services.common import new_submission
+    from concord.services import exclusions
+    from concord.services.labelling import rating
+    from concord.services.labelling.common import new_submission
     from concord.store import raters as rater_store
 
     db = app_env["db"]

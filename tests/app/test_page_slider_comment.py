@@ -157,8 +157,8 @@ def test_practice_on_a_slider_gives_feedback_with_the_tolerance(tmp_path, monkey
 
 
 def test_adjudicating_a_slider_takes_any_point_of_its_scale(slider_env, monkeypatch):
-    from concord.services import rating
-    from concord.services.common import new_submission
+    from concord.services.labelling import rating
+    from concord.services.labelling.common import new_submission
     from concord.store import raters as rater_store
     from tests.app.test_page_research import researcher
 

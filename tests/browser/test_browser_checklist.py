@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from concord.services import checklist, studies
+from concord.services import studies
+from concord.services.labelling import checklist
 from concord.store import frames
 from concord.store import studies as study_store
 from concord.store.db import open_db

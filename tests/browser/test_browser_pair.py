@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from concord.services import pairs, studies
+from concord.services import studies
+from concord.services.labelling import pairs
 from concord.store import raters as rater_store
 from concord.store.db import open_db
 from tests.browser.conftest import focus_in, idle, start_server, stop

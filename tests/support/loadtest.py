@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from concord.services import common, rating
+from concord.services.labelling import common, rating
 from concord.store import ratings as rating_store
 from concord.store import studies as study_store
 from concord.store.db import open_db

@@ -9,7 +9,7 @@ is checked against the gold values at once and the rater sees the expected answe
 theirs. The share right decides: at least ``pass_threshold`` opens the real items, less
 ends the study for that rater.
 
-The completion code is given only to a rater who is finished (concord.services.gate:
+The completion code is given only to a rater who is finished (concord.services.labelling.gate:
 their quota of *done* items reached), the screen-out code only to one whose session
 ended (failed practice, too many skips, too many failed checks); anyone else gets no
 code.
@@ -24,8 +24,9 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from concord.rubrics import Rubric
-from concord.services import checklist, checks, common, gate, rubric_choice
-from concord.services.rating import check_values
+from concord.services import rubric_choice
+from concord.services.labelling import checklist, checks, common, gate
+from concord.services.labelling.rating import check_values
 from concord.store import crowd as crowd_store
 from concord.store import items
 from concord.store import onboarding as store
@@ -51,7 +52,7 @@ def welcome(db: Database, study_name: str, rater_id: int) -> Welcome:
 
 
 def stage(db: Database, study_name: str, rater_id: int) -> str:
-    """``consent``, ``practice``, ``failed`` or ``work`` (see concord.services.gate)."""
+    """``consent``, ``practice``, ``failed`` or ``work`` (see concord.services.labelling.gate)."""
     return gate.stage(db, common.member_study(db, study_name, rater_id), rater_id)
 
 
@@ -221,7 +222,7 @@ def completion(db: Database, study_name: str, rater_id: int) -> Completion | Non
 def finished(db: Database, study_name: str, rater_id: int) -> bool:
     """Whether the rater has done what the study asks: every unit's quota of done items
     (skips never count), or, without a quota, no item left that could still come to them
-    and at least one done (concord.services.gate.finished)."""
+    and at least one done (concord.services.labelling.gate.finished)."""
     return gate.finished(db, common.member_study(db, study_name, rater_id), rater_id)
 
 

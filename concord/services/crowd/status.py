@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from sqlite_utils import Database
 
 from concord.errors import ConcordError
-from concord.services import gate
+from concord.services.labelling import gate
 from concord.store import checks as check_store
 from concord.store import crowd as crowd_store
 from concord.store import crowd_joins, onboarding, work

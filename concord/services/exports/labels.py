@@ -12,8 +12,8 @@ from sqlite_utils import Database
 from concord import export
 from concord.display import ORIGINAL, Display
 from concord.errors import ConcordError
-from concord.services import checklist
 from concord.services.exclusions import without_excluded
+from concord.services.labelling import checklist
 from concord.store import comments as comment_store
 from concord.store import exclusions, frames
 from concord.store import studies as study_store

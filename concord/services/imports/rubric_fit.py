@@ -19,7 +19,7 @@ from concord.errors import InputError, Problem, ProblemLog
 from concord.importers.imagenhub_tsv import TASK_RUBRICS
 from concord.rubrics import Criterion, Rubric
 from concord.rubrics.inline import MAX_LEVELS, is_key
-from concord.services import common
+from concord.services.labelling import common
 from concord.services.rubric_choice import Choice, StudyRubrics, score_rubrics
 from concord.store.staging import Group
 

@@ -11,7 +11,7 @@ A report depends on three things, and its cache key covers each:
   files are looked at once per process, as Python imports them once: a server started
   before an upgrade keys its reports by the code it runs. Rubric files are looked at on
   every report, and a process parses a rubric again when its file changes
-  (``concord.services.common.rubric``), so both follow an edited rubric.
+  (``concord.services.labelling.common.rubric``), so both follow an edited rubric.
 
 A report is stored as its compact JSON, compressed; reading it back gives the same text, so
 ``stats --json`` prints byte for byte what a fresh computation prints.

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 from sqlite_utils import Database
 
-from concord.services import checklist
 from concord.services.exclusions import without_excluded
+from concord.services.labelling import checklist
 from concord.store import exclusions, frames
 from concord.store import studies as study_store
 

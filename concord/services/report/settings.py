@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from concord import check_settings
 from concord.errors import ConcordError
-from concord.services import common
+from concord.services.labelling import common
 from concord.stats import Derived, QualityThresholds
 from concord.stats.pair_report import PairOptions
 from concord.store import studies as study_store

@@ -14,7 +14,8 @@ from sqlite_utils import Database
 
 from concord.errors import RatingError
 from concord.rubrics import Rubric
-from concord.services import checklist, checks, comments, common, gate, rubric_choice
+from concord.services import rubric_choice
+from concord.services.labelling import checklist, checks, comments, common, gate
 from concord.store import checklists as checklist_store
 from concord.store import comments as comment_store
 from concord.store import items, work

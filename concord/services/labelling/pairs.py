@@ -17,8 +17,8 @@ from sqlite_utils import Database
 
 from concord.errors import RatingError
 from concord.rubrics import Rubric
-from concord.services import checks, comments, common, gate
-from concord.services.rating import SubmitResult
+from concord.services.labelling import checks, comments, common, gate
+from concord.services.labelling.rating import SubmitResult
 from concord.store import comments as comment_store
 from concord.store import items, work
 from concord.store import pairs as pair_store

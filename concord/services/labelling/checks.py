@@ -1,12 +1,12 @@
 """Attention checks that act while raters work.
 
 Gold items reach every rater at a fixed rate (``quality.gold_every``, see
-concord.services.common.gold_due). The first answer a rater gives to each gold item is
+concord.services.labelling.common.gold_due). The first answer a rater gives to each gold item is
 judged when it is stored: a scoring gold is right when every gold criterion is within its
 tolerance, a gold ranking set when each gold image gets its expected rank ± tolerance, a
 gold pair when the known better image is chosen (a tie or "both bad" is wrong). After
 ``quality.warn_after`` failed checks the rater is warned; after ``quality.block_after``
-their session ends with the screen-out code (concord.services.gate).
+their session ends with the screen-out code (concord.services.labelling.gate).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from sqlite_utils import Database
 
-from concord.services import common, gate
+from concord.services.labelling import common, gate
 from concord.store import checks as check_store
 from concord.store import onboarding as onboarding_store
 from concord.store import pairs as pair_store

@@ -14,7 +14,7 @@ from sqlite_utils import Database
 
 from concord.errors import AuthError, NotFoundError, RatingError
 from concord.rubrics import DEFAULT_RUBRICS_DIR, Rubric, copies, load_rubric_by_id
-from concord.services import gate
+from concord.services.labelling import gate
 from concord.store import drafts, work
 from concord.store import raters as rater_store
 from concord.store import studies as study_store

@@ -17,8 +17,8 @@ from sqlite_utils import Database
 
 from concord.errors import RatingError
 from concord.rubrics import Rubric
-from concord.services import checks, comments, common, gate
-from concord.services.ranking_draft import RankingDraft
+from concord.services.labelling import checks, comments, common, gate
+from concord.services.labelling.ranking_draft import RankingDraft
 from concord.store import comments as comment_store
 from concord.store import drafts, items, work
 from concord.store import ratings as rating_store
