@@ -42,7 +42,7 @@ from concord.pair_design import schedule  # noqa: E402
 from concord.services import studies  # noqa: E402
 from concord.services.labelling import pairs, rating  # noqa: E402
 from concord.services.labelling.common import new_submission  # noqa: E402
-from concord.stats.pair_report import pair_sections  # noqa: E402
+from concord.stats.report.pair_sections import pair_sections  # noqa: E402
 from concord.store import raters as rater_store  # noqa: E402
 from concord.store.db import open_db  # noqa: E402
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402

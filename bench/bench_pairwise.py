@@ -21,11 +21,11 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from concord.stats.bradley_terry import bradley_terry
-from concord.stats.elo import elo_ratings
-from concord.stats.pair_agreement import metric_pair_accuracy, pair_agreement
-from concord.stats.pairs import pairs_from_rankings
-from concord.stats.pairwise import pair_position_bias, win_rates
+from concord.stats.pairs.agreement import metric_pair_accuracy, pair_agreement
+from concord.stats.pairs.bradley_terry import bradley_terry
+from concord.stats.pairs.elo import elo_ratings
+from concord.stats.pairs.frame import pairs_from_rankings
+from concord.stats.pairs.pairwise import pair_position_bias, win_rates
 
 MODELS, RATERS, PAIRS_PER_RATER = 8, 5, 3
 THETA = np.linspace(1.0, -1.0, MODELS)

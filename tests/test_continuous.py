@@ -141,7 +141,7 @@ def test_a_file_of_floats_without_a_scale_is_told_how_to_declare_a_slider(tmp_pa
 
 
 def _slider_entries(rng, raters=4, items=60, missing=0.3):
-    from concord.stats.entries import Entries
+    from concord.stats.agreement.entries import Entries
 
     truth = rng.uniform(0, 100, items)
     rows = [(r, i, float(np.clip(truth[i] + rng.normal(0, 15), 0, 100)))
@@ -154,7 +154,7 @@ def _slider_entries(rng, raters=4, items=60, missing=0.3):
 def test_interval_alpha_of_a_slider_equals_krippendorff(seed):
     import krippendorff
 
-    from concord.stats.interval_alpha import interval_alpha
+    from concord.stats.agreement.interval_alpha import interval_alpha
 
     data = _slider_entries(np.random.default_rng(seed))
     want = krippendorff.alpha(reliability_data=data.matrix(), level_of_measurement="interval")

@@ -11,8 +11,8 @@ import pytest
 from concord.cli import main
 from concord.services.imports.ratings import import_ratings
 from concord.services.labelling import ranking
-from concord.stats.bradley_terry import bradley_terry
-from concord.stats.pairs import check_pairs
+from concord.stats.pairs.bradley_terry import bradley_terry
+from concord.stats.pairs.frame import check_pairs
 from concord.store import frames
 from concord.store import raters as rater_store
 from concord.store import studies as study_store

@@ -11,11 +11,11 @@ import pytest
 from concord.cli import main
 from concord.services import exclusions
 from concord.services.labelling import ranking
-from concord.stats.bradley_terry import bradley_terry
-from concord.stats.elo import elo_online, elo_ratings
-from concord.stats.pair_agreement import metric_pair_accuracy, pair_agreement
-from concord.stats.pairs import pairs_from_rankings
-from concord.stats.pairwise import pair_position_bias, win_rates
+from concord.stats.pairs.agreement import metric_pair_accuracy, pair_agreement
+from concord.stats.pairs.bradley_terry import bradley_terry
+from concord.stats.pairs.elo import elo_online, elo_ratings
+from concord.stats.pairs.frame import pairs_from_rankings
+from concord.stats.pairs.pairwise import pair_position_bias, win_rates
 from concord.store import frames
 from concord.store import raters as rater_store
 from concord.store import studies as study_store

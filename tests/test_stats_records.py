@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from concord.stats._json import jsonable, records
+from concord.stats.report.records import jsonable, records
 
 
 def _reference(frame: pd.DataFrame) -> list[dict]:

@@ -141,7 +141,7 @@ def _components(args: argparse.Namespace, settings: Settings):
 
 
 def _records(frame) -> list[dict]:
-    from concord.stats.report import records
+    from concord.stats.report.records import records
 
     return records(frame)
 

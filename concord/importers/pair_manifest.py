@@ -103,7 +103,7 @@ def parse_pairs(value: Any, protocol: Any, bad: Bad) -> PairSettings:
 
 def _scores(section: dict, bad: Bad) -> dict[str, Any]:
     """The score conventions given, checked as the report takes them."""
-    from concord.stats.pair_report import PairOptions
+    from concord.stats.report.pair_sections import PairOptions
 
     given = {k: section[k] for k in SCORE_KEYS if k in section}
     names = {"bt_prior": "bt_prior", "elo_scale": "scale", "elo_base": "odds",

@@ -12,28 +12,30 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-# Module of this package → the public names it defines. A name that is also a module's
-# name would be shadowed by that module once anything imports it, so none is listed.
+# Module of this package (dotted below it) → the public names it defines. A name that is
+# also a module's or subpackage's name would be shadowed by it once anything imports it, so
+# none is listed.
 _EXPORTS = {
-    "agreement": "fleiss_kappa kendalls_w krippendorff_alpha leave_one_out mean_pairwise_spearman",
-    "agreement_frames": "agreement_table gold_accuracy leave_one_out_table rating_matrix",
-    "correlation": (
+    "agreement.matrices": (
+        "fleiss_kappa kendalls_w krippendorff_alpha leave_one_out mean_pairwise_spearman"),
+    "agreement.frames": "agreement_table gold_accuracy leave_one_out_table rating_matrix",
+    "human_vs_metric.correlation": (
         "correlations kendall_tau_b_grouped pairwise_accuracy "
         "pairwise_accuracy_ignore_ties tau_23 winoground_accuracy"),
     "derived": "Derived IMAGENHUB_O derive overall_scores with_derived",
-    "drilldown": "disagreements",
+    "human_vs_metric.drilldown": "disagreements",
     "flags": "item_times quality_flags rater_signals time_summary too_fast_items",
     "grouped": "combine_r grouped_correlations",
     "human": "bootstrap_means model_scores",
-    "human_metric": "human_metric_table human_sources item_level join_sources",
-    "model_level": "model_level_many",
-    "per_model": "per_model_table rater_vs_rest",
+    "human_vs_metric.table": "human_metric_table human_sources item_level join_sources",
+    "human_vs_metric.model_level": "model_level_many",
+    "human_vs_metric.per_model": "per_model_table rater_vs_rest",
     "thresholds": "QualityThresholds",
     "quality": "gold_results split_gold",
     "rankings": (
         "kendalls_w_by_prompt model_ranking position_bias prompt_mean_ranks "
         "rank_by_position"),
-    "report": "full_report",
+    "report.document": "full_report",
 }
 _HOMES = {name: module for module, names in _EXPORTS.items() for name in names.split()}
 

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from concord.stats._validate import require_columns
-from concord.stats.agreement import alpha_from_counts, percent_from_counts
-from concord.stats.entries import Entries, value_counts
+from concord.stats.agreement.entries import Entries, value_counts
+from concord.stats.agreement.matrices import alpha_from_counts, percent_from_counts
 
 TICK_COLUMNS = ("image_id", "rater", "criterion", "condition", "ticked")
 CONDITION_COLUMNS = ["criterion", "condition", "n_images", "n_raters", "n_ratings",

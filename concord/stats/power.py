@@ -34,7 +34,7 @@ import pandas as pd
 from scipy import stats
 
 from concord.stats._validate import check_fraction, check_positive_int
-from concord.stats.metric_compare import williams_test
+from concord.stats.human_vs_metric.metric_compare import williams_test
 
 # Simulated values (studies × prompts × models × raters) drawn at once.
 _BLOCK = 4_000_000

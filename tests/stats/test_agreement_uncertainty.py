@@ -14,10 +14,10 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats import inter_rater
 
 from concord.stats._resample import bootstrap_indices
-from concord.stats.agreement_frames import agreement_table, rating_matrix
-from concord.stats.entries import Entries
+from concord.stats.agreement.entries import Entries
+from concord.stats.agreement.frames import agreement_table, rating_matrix
+from concord.stats.agreement.reliability import icc2, weighted_kappa
 from concord.stats.rankings import kendalls_w_by_prompt
-from concord.stats.reliability import icc2, weighted_kappa
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 

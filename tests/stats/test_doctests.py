@@ -37,6 +37,6 @@ def test_the_examples_of_a_module_run(name):
 
 def test_the_documented_examples_are_found():
     names = {t.name for m in WITH_EXAMPLES for t in _examples(m)}
-    assert {"concord.stats.human.model_scores", "concord.stats.agreement.kendalls_w",
-            "concord.stats.agreement.krippendorff_alpha",
-            "concord.stats.agreement.fleiss_kappa"} <= names
+    assert {"concord.stats.human.model_scores", "concord.stats.agreement.matrices.kendalls_w",
+            "concord.stats.agreement.matrices.krippendorff_alpha",
+            "concord.stats.agreement.matrices.fleiss_kappa"} <= names

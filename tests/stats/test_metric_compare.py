@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from concord.stats import metric_swap
 from concord.stats._resample import bootstrap_indices
-from concord.stats.human_metric import join_sources
-from concord.stats.metric_compare import metric_comparisons, williams_test
+from concord.stats.human_vs_metric import metric_swap
+from concord.stats.human_vs_metric.metric_compare import metric_comparisons, williams_test
+from concord.stats.human_vs_metric.table import join_sources
 
 
 def steiger_williams(r12, r13, r23, n):
@@ -140,7 +140,7 @@ def test_swap_permutation_p_approaches_the_exact_permutation_distribution(monkey
     # 2 prompts × 4 images: 256 swap assignments; 2,000 random swaps estimate each p
     # within a standard error of at most 0.011. table_max = 1 takes the path that draws
     # each swap (prompts too large for a table).
-    monkeypatch.setattr("concord.stats.metric_pair.TABLE_MAX_ITEMS", table_max)
+    monkeypatch.setattr("concord.stats.human_vs_metric.metric_pair.TABLE_MAX_ITEMS", table_max)
     ratings, scores = _study(3, prompts=2, models=4, raters=3, noise=(0.4, 0.9))
     out = metric_comparisons(join_sources(scores, ratings=ratings), n_boot=5, n_perm=2000,
                              seed=1, max_metrics=2)

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from concord.stats._resample import bootstrap_indices
-from concord.stats.bradley_terry import ELO_FACTOR, bradley_terry_boot
-from concord.stats.pair_differences import bradley_terry_differences, pair_win_rates
-from concord.stats.pair_report import pair_sections
-from concord.stats.pairs import count_matrices, judgments, pairs_from_rankings
+from concord.stats.pairs.bradley_terry import ELO_FACTOR, bradley_terry_boot
+from concord.stats.pairs.differences import bradley_terry_differences, pair_win_rates
+from concord.stats.pairs.frame import count_matrices, judgments, pairs_from_rankings
+from concord.stats.report.pair_sections import pair_sections
 from tests.stats.pairs_helpers import davidson_pairs, pairs_frame, plackett_luce_rankings
 
 

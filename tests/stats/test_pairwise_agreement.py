@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from concord.stats.pair_agreement import metric_pair_accuracy, oriented_pairs, pair_agreement
+from concord.stats.pairs.agreement import metric_pair_accuracy, oriented_pairs, pair_agreement
 from tests.stats.pairs_helpers import davidson_pairs, pairs_frame
 
 THETA = np.array([0.9, 0.4, 0.0, -0.5, -0.8])

@@ -16,13 +16,13 @@ import pytest
 from scipy import optimize
 
 from concord.stats._resample import bootstrap_indices
-from concord.stats.bradley_terry import (
+from concord.stats.pairs.bradley_terry import (
     ELO_FACTOR,
     _bootstrap,
     bradley_terry,
     fit_bradley_terry,
 )
-from concord.stats.pairs import count_matrices, judgments, pairs_from_rankings
+from concord.stats.pairs.frame import count_matrices, judgments, pairs_from_rankings
 from tests.stats.pairs_helpers import davidson_pairs, pairs_frame, plackett_luce_rankings
 
 THETA = np.array([0.9, 0.4, 0.0, -0.5, -0.8])
@@ -261,7 +261,7 @@ def test_the_penalised_fit_is_the_arena_logistic_regression(c, scale, odds, init
 
 
 def test_the_vote_bootstrap_resamples_judgments():
-    from concord.stats.bradley_terry import bradley_terry_boot
+    from concord.stats.pairs.bradley_terry import bradley_terry_boot
 
     one_each = davidson_pairs(THETA[:4], prompts=300, raters=1, seed=8)
     assert one_each.groupby("prompt_id").size().max() == 1

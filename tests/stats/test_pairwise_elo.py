@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from concord.stats.elo import elo_online, elo_ratings
+from concord.stats.pairs.elo import elo_online, elo_ratings
 from tests.stats.pairs_helpers import davidson_pairs, pairs_frame
 
 THETA = np.array([0.9, 0.4, 0.0, -0.5, -0.8])

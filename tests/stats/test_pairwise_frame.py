@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from concord.stats.pairs import check_pairs, judgments, pairs_from_rankings
+from concord.stats.pairs.frame import check_pairs, judgments, pairs_from_rankings
 from tests.stats.pairs_helpers import pairs_frame, plackett_luce_rankings
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from concord.stats.bradley_terry import bradley_terry
-from concord.stats.elo import elo_ratings
-from concord.stats.pair_agreement import metric_pair_accuracy, oriented_pairs, pair_agreement
-from concord.stats.pairs import PAIR_COLUMNS, check_pairs
-from concord.stats.pairwise import pair_position_bias, win_matrix, win_rates
+from concord.stats.pairs.agreement import metric_pair_accuracy, oriented_pairs, pair_agreement
+from concord.stats.pairs.bradley_terry import bradley_terry
+from concord.stats.pairs.elo import elo_ratings
+from concord.stats.pairs.frame import PAIR_COLUMNS, check_pairs
+from concord.stats.pairs.pairwise import pair_position_bias, win_matrix, win_rates
 from tests.stats.pairs_helpers import pairs_frame
 
 SCORES = pd.DataFrame({"prompt_id": ["p1", "p1"], "model": ["x", "y"], "value": [0.1, 0.2]})

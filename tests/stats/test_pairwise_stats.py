@@ -12,8 +12,8 @@ import pytest
 from scipy import stats
 
 from concord.stats._resample import bootstrap_indices
-from concord.stats.pairs import pairs_from_rankings
-from concord.stats.pairwise import pair_position_bias, win_matrix, win_rates
+from concord.stats.pairs.frame import pairs_from_rankings
+from concord.stats.pairs.pairwise import pair_position_bias, win_matrix, win_rates
 from tests.stats.pairs_helpers import davidson_pairs, pairs_frame, plackett_luce_rankings
 
 THETA = np.array([0.9, 0.4, 0.0, -0.5, -0.8])

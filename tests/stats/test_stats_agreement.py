@@ -157,7 +157,7 @@ def test_mean_pairwise_spearman_matches_scipy_pairs(missing):
 def test_mean_pairwise_spearman_of_a_sparse_crowd_matrix(monkeypatch, block):
     """Many raters, each rating a few of the items: only raters sharing items are paired
     (in blocks of bounded size), with the same mean as every pair compared by scipy."""
-    import concord.stats.entries as entries
+    import concord.stats.agreement.entries as entries
 
     monkeypatch.setattr(entries, "PAIR_BLOCK", block)
     rng = np.random.default_rng(4)

@@ -17,7 +17,11 @@ from concord.stats import (
     tau_23,
     winoground_accuracy,
 )
-from concord.stats.correlation import rowwise_kendall, rowwise_pearson, rowwise_spearman
+from concord.stats.human_vs_metric.correlation import (
+    rowwise_kendall,
+    rowwise_pearson,
+    rowwise_spearman,
+)
 
 
 def _data(seed, n=60, ties=True):
@@ -112,7 +116,7 @@ def test_rowwise_kendall_in_blocks_matches_scipy_and_stays_small(monkeypatch):
     """Many columns are taken a few rows at a time (the same values as scipy per row), and
     no block holds more than ``_KENDALL_BLOCK`` pair differences: 2,000 resamples of 200
     models would otherwise be 40 million at once."""
-    import concord.stats.correlation as correlation
+    import concord.stats.human_vs_metric.correlation as correlation
 
     rng = np.random.default_rng(5)
     x, y = rng.integers(0, 5, (9, 12)).astype(float), rng.normal(size=(9, 12))
@@ -205,7 +209,7 @@ def test_t2v_metrics_grouped_and_winoground_fixture(shared):
 
 @pytest.mark.parametrize("width", [1, 2, 8, 40])
 def test_row_ranks_equal_scipy_rankdata_with_ties(width):
-    from concord.stats.correlation import row_ranks
+    from concord.stats.human_vs_metric.correlation import row_ranks
 
     rng = np.random.default_rng(width)
     tied = rng.integers(0, 4, (300, width)).astype(float)

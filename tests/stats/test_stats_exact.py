@@ -12,7 +12,7 @@ from scipy import stats
 
 from concord.stats import human_metric_table
 from concord.stats._exact import group_means, group_sums, rest_means
-from concord.stats.human_metric import item_means
+from concord.stats.human_vs_metric.table import item_means
 
 
 def _exact_mean(values) -> float:

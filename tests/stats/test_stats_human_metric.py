@@ -9,8 +9,8 @@ from scipy import stats
 
 from concord.stats import human_metric_table, item_level
 from concord.stats._resample import bootstrap_indices
-from concord.stats.human_metric import model_level_many
-from concord.stats.model_level import model_level
+from concord.stats.human_vs_metric.model_level import model_level
+from concord.stats.human_vs_metric.table import model_level_many
 
 
 def make_items(seed=0, prompts=20, models=6, noise=1.0):

@@ -7,7 +7,7 @@ import pytest
 
 from concord import stats
 from concord.stats import benchmarks
-from concord.stats.model_level import model_level
+from concord.stats.human_vs_metric.model_level import model_level
 
 RATINGS = ["prompt_id", "model", "rater", "criterion", "value"]
 RANKINGS = ["prompt_id", "rater", "criterion", "model", "rank", "position"]

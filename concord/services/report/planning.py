@@ -15,7 +15,7 @@ from concord.services.report import request as report_request
 from concord.services.report.settings import DERIVED_NAME, derived_criteria
 from concord.stats.benchmarks.stored import image_scores
 from concord.stats.derived import with_derived
-from concord.stats.human_metric import item_means, join_items, join_keys
+from concord.stats.human_vs_metric.table import item_means, join_items, join_keys
 from concord.stats.power import Components, components_from_pilot
 
 # Bounds on a plan (a hostile or mistyped grid must not run for hours or exhaust memory).
@@ -89,7 +89,7 @@ def pilot_plan(db: Database, study_name: str, *, criterion: str | None,
     """The study as a pilot: its variance components and the simulated plan table
     (``concord.stats.power.plan_table``) over ``prompts`` × ``raters``, as records."""
     from concord.stats.power import plan_table
-    from concord.stats.report import records
+    from concord.stats.report.records import records
 
     components, used = pilot_components(db, study_name, criterion=criterion,
                                         difference=difference)

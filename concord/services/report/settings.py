@@ -12,7 +12,7 @@ from concord import check_settings
 from concord.errors import ConcordError
 from concord.services.labelling import common
 from concord.stats import Derived, QualityThresholds
-from concord.stats.pair_report import PairOptions
+from concord.stats.report.pair_sections import PairOptions
 from concord.store import studies as study_store
 
 # The name of a rubric's derived (combined) criterion.

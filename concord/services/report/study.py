@@ -30,7 +30,7 @@ from concord.services.report.settings import (
 from concord.stats import full_report
 from concord.stats.benchmarks.stored import SECTIONS, benchmark_tables, image_scores
 from concord.stats.checklist import condition_agreement, overrides
-from concord.stats.report import records
+from concord.stats.report.records import records
 from concord.store import frames
 from concord.store import report_cache as cache_store
 from concord.store import studies as study_store

@@ -23,7 +23,7 @@ from concord.stats._codes import codes_and_names, group_codes, image_keys
 from concord.stats._exact import rest_means
 from concord.stats._validate import numeric_values
 from concord.stats.grouped import CLIP, COMBINE, STATS, combine_table, grouped_correlations
-from concord.stats.human_metric import Joined
+from concord.stats.human_vs_metric.table import Joined
 
 HEAD = ["metric", "judge", "human", "dimension"]
 WHO = ["human", "who", "name", "judge"]
@@ -122,7 +122,7 @@ def metric_rows(models: pd.DataFrame,
 
     Args:
         models: :func:`per_model_table` models (its ``dimension == "all"`` rows).
-        table: :func:`concord.stats.human_metric.correlation_table` (its ``item`` rows of
+        table: :func:`concord.stats.human_vs_metric.table.correlation_table` (its ``item`` rows of
             ``dimension == "all"``: the metric against the mean of all raters per image).
 
     Returns:

@@ -1,6 +1,6 @@
 """The Bradley–Terry fit itself: maximum likelihood of strengths (and Davidson's tie
 parameter) from win and tie counts, by Newton's method (the model and the objective are
-in :mod:`concord.stats.bradley_terry`, which builds the tables and intervals on it)."""
+in :mod:`concord.stats.pairs.bradley_terry`, which builds the tables and intervals on it)."""
 
 from __future__ import annotations
 

@@ -18,9 +18,8 @@ from concord.stats._resample import (
     ratio,
     resampled_sums,
 )
-from concord.stats.agreement_frames import agreement_table
+from concord.stats.agreement.frames import agreement_table
 from concord.stats.differences import model_differences
-from concord.stats.drilldown import disagreements
 from concord.stats.flags import (
     item_times,
     quality_flags,
@@ -29,9 +28,10 @@ from concord.stats.flags import (
     too_fast_items,
 )
 from concord.stats.human import model_scores
-from concord.stats.human_metric import Joined, correlation_table
-from concord.stats.metric_compare import metric_comparisons
-from concord.stats.per_model import metric_rows, per_model_table, rater_vs_rest
+from concord.stats.human_vs_metric.drilldown import disagreements
+from concord.stats.human_vs_metric.metric_compare import metric_comparisons
+from concord.stats.human_vs_metric.per_model import metric_rows, per_model_table, rater_vs_rest
+from concord.stats.human_vs_metric.table import Joined, correlation_table
 from concord.stats.rankings import (
     kendalls_w_by_prompt,
     model_ranking,

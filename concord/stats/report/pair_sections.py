@@ -2,7 +2,7 @@
 
 Input: the study's Pairs frame (``docs/data-model.md``; the store adds ``gold_model``, the
 known better model of a gold pair) and, when the study has rankings, the Rankings frame
-(without gold), whose derived pairs (:func:`concord.stats.pairs.pairs_from_rankings`)
+(without gold), whose derived pairs (:func:`concord.stats.pairs.frame.pairs_from_rankings`)
 feed the same Bradley–Terry fit, so a ranking study and a pairwise study are on one scale
 (mean strength = 1000, 400 points = odds of 10:1). Gold pairs count only for rater
 quality (:func:`pair_gold_results`). A statistic the data cannot support (e.g. no finite
@@ -18,18 +18,18 @@ import numpy as np
 import pandas as pd
 
 from concord.stats._validate import check_choice
-from concord.stats.bradley_terry import (
+from concord.stats.pairs.agreement import metric_pair_accuracy, pair_agreement
+from concord.stats.pairs.bradley_terry import (
     TIE_MODELS,
     UNITS,
     bradley_terry,
     bradley_terry_boot,
     score_factor,
 )
-from concord.stats.elo import elo_online, elo_ratings
-from concord.stats.pair_agreement import metric_pair_accuracy, pair_agreement
-from concord.stats.pair_differences import bradley_terry_differences, pair_win_rates
-from concord.stats.pairs import judgments, pairs_from_rankings
-from concord.stats.pairwise import pair_position_bias, win_matrix, win_rates
+from concord.stats.pairs.differences import bradley_terry_differences, pair_win_rates
+from concord.stats.pairs.elo import elo_online, elo_ratings
+from concord.stats.pairs.frame import judgments, pairs_from_rankings
+from concord.stats.pairs.pairwise import pair_position_bias, win_matrix, win_rates
 
 # Arena settings of the online Elo (docs/stats.md): K = 4 (the mean over orders: 100).
 ELO_K, ELO_ORDERS = 4.0, 100

@@ -3,7 +3,7 @@ win rates, each with a prompt-bootstrap interval.
 
 * ``bradley_terry_differences``: for models a < b (by name), ``θ_a − θ_b`` of one fit and
   its percentile interval over the SAME prompt resamples as the fit's own intervals
-  (:func:`concord.stats.bradley_terry.bradley_terry_boot`: no second refit), and the
+  (:func:`concord.stats.pairs.bradley_terry.bradley_terry_boot`: no second refit), and the
   same on the arena scale (``score_diff = 400/ln 10 · (θ_a − θ_b)``). A resample without
   a finite MLE is left out (``boot_undefined``), as in the fit.
 * ``pair_win_rates``: over the judgments of a against b only, ``win_rate_a = (wins_a +
@@ -26,9 +26,9 @@ from concord.stats._resample import (
     resampled_sums,
     unit_sums,
 )
-from concord.stats.bradley_terry import ELO_FACTOR, BradleyTerryBoot
 from concord.stats.differences import MAX_MODELS
-from concord.stats.pairs import Judgments
+from concord.stats.pairs.bradley_terry import ELO_FACTOR, BradleyTerryBoot
+from concord.stats.pairs.frame import Judgments
 
 
 def _top_pairs(score: np.ndarray, max_models: int) -> tuple[np.ndarray, np.ndarray, int]:

@@ -8,8 +8,8 @@ changes the sums of the swapped items. Levels and statistics:
 * ``model``: Pearson, Spearman, Kendall τ_b of the model means (human image scores,
   metric values; M ≥ 3 models, as ``model_level``);
 * ``item``: Pearson over all images (pooled), and within prompts (images of one prompt
-  against each other, :mod:`concord.stats.metric_swap`): the mean over prompts of τ_b and
-  of ρ, and the pair accuracy (hits over decisive pairs, pooled).
+  against each other, :mod:`concord.stats.human_vs_metric.metric_swap`): the mean over
+  prompts of τ_b and of ρ, and the pair accuracy (hits over decisive pairs, pooled).
 
 Each metric is standardised (z-scores over the images both scored) before anything: no
 statistic changes, and a swap then exchanges values on one scale.
@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 
 from concord.stats._resample import prompt_codes
-from concord.stats.correlation import ROWWISE
-from concord.stats.metric_swap import (
+from concord.stats.human_vs_metric.correlation import ROWWISE
+from concord.stats.human_vs_metric.metric_swap import (
     TABLE_MAX_ITEMS,
     PatternTable,
     decisive_pairs,

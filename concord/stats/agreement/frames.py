@@ -2,7 +2,7 @@
 
 Input is the Ratings frame of ``docs/data-model.md`` (``prompt_id, model, rater,
 criterion, value`` + optional image keys); the statistics come from
-:mod:`concord.stats.agreement`.
+:mod:`concord.stats.agreement.matrices`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from concord.stats import entries
 from concord.stats._codes import RATING_COLUMNS, first_rows, group_codes, image_keys
 from concord.stats._resample import prompt_codes
 from concord.stats._validate import (
@@ -22,11 +21,17 @@ from concord.stats._validate import (
     numeric_values,
     require_columns,
 )
-from concord.stats.agreement import LEVELS, alpha_from_counts, fleiss_from_counts, leave_one_out
-from concord.stats.agreement_ci import AgreementBlock, agreement_intervals
-from concord.stats.entries import Entries
-from concord.stats.interval_alpha import IntervalBlock, interval_alpha, is_continuous
-from concord.stats.reliability import KAPPA_FIELDS, icc2, weighted_kappa
+from concord.stats.agreement import entries
+from concord.stats.agreement.entries import Entries
+from concord.stats.agreement.interval_alpha import IntervalBlock, interval_alpha, is_continuous
+from concord.stats.agreement.intervals import AgreementBlock, agreement_intervals
+from concord.stats.agreement.matrices import (
+    LEVELS,
+    alpha_from_counts,
+    fleiss_from_counts,
+    leave_one_out,
+)
+from concord.stats.agreement.reliability import KAPPA_FIELDS, icc2, weighted_kappa
 
 
 def rating_matrix(
@@ -174,14 +179,14 @@ def agreement_table(
             ``("criterion",)`` is a whole study, ``("model", "criterion")`` per model.
         levels: Krippendorff α levels to compute.
         item: Item columns (default: image keys).
-        n_boot: Prompt-bootstrap resamples of α and κ (:mod:`concord.stats.agreement_ci`);
+        n_boot: Prompt-bootstrap resamples of α and κ (:mod:`concord.stats.agreement.intervals`);
             None: no intervals.
         seed, ci: Seed and level of those intervals.
 
     Returns:
         One row per group: ``by``, ``alpha_<level>`` for each level, ``fleiss_kappa``,
         ``mean_spearman``, the ICC and weighted-κ fields of
-        :mod:`concord.stats.reliability`, ``n_raters``, ``n_items``, ``n_ratings``; with
+        :mod:`concord.stats.agreement.reliability`, ``n_raters``, ``n_items``, ``n_ratings``; with
         ``n_boot``, ``alpha_<level>_ci_boot_low/high`` and ``fleiss_kappa_ci_boot_low/high``.
     """
     require_columns(ratings, [*RATING_COLUMNS, *by], where="agreement_table")
@@ -206,7 +211,7 @@ def agreement_table(
 def agreement_row(data: np.ndarray | Entries, levels: Sequence[str] = LEVELS, *,
                   ci: float = 0.95) -> dict[str, float]:
     """The statistics of one :func:`agreement_table` row for a raters × items matrix (or
-    the same ratings as :class:`~concord.stats.entries.Entries`)."""
+    the same ratings as :class:`~concord.stats.agreement.entries.Entries`)."""
     if not isinstance(data, Entries):
         data = Entries.from_matrix(np.asarray(data, dtype=float))
     row: dict[str, float] = {}

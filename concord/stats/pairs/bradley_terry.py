@@ -10,7 +10,7 @@ default (``tie_model="davidson"``), for one comparison of ``i`` and ``j``::
 tie counted as half a win for each side (the arena convention). Both maximise
 ``Σ counts · log P − ½·prior·Σθ²`` (the second term is a N(0, 1/prior) prior, only when
 ``prior > 0``) by Newton's method on the analytic gradient and Hessian (the objective is
-concave; the fit is :mod:`concord.stats.bt_fit`). Scale: ``Σ θ_i = 0``; the Elo-like
+concave; the fit is :mod:`concord.stats.pairs.bt_fit`). Scale: ``Σ θ_i = 0``; the Elo-like
 ``score`` is ``base + scale/ln(odds) · (θ_i − θ_anchor)`` (``θ_anchor = 0`` without an
 anchor model; arena defaults base 1000, scale 400, odds 10: 400 points are odds of 10:1).
 """
@@ -30,9 +30,9 @@ from concord.stats._resample import (
     unit_sums,
 )
 from concord.stats._validate import check_choice, check_fraction, check_positive_int
-from concord.stats.bt_fit import TIE_MODELS as TIE_MODELS  # the tie models of this API
-from concord.stats.bt_fit import BradleyTerryFit, _fit, fit_bradley_terry
-from concord.stats.pairs import Judgments, count_matrices, judgments
+from concord.stats.pairs.bt_fit import TIE_MODELS as TIE_MODELS  # the tie models of this API
+from concord.stats.pairs.bt_fit import BradleyTerryFit, _fit, fit_bradley_terry
+from concord.stats.pairs.frame import Judgments, count_matrices, judgments
 
 ELO_FACTOR = 400.0 / np.log(10.0)  # score points per unit of log-strength
 UNITS = ("prompt", "vote")  # bootstrap resampling units

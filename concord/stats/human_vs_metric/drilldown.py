@@ -1,7 +1,7 @@
 """Where humans and a metric disagree most: the images ranked most differently.
 
 For every metric × judge × human source, over the images both scored (dimension
-``all`` of :func:`concord.stats.human_metric.join_sources`): each side is turned into a
+``all`` of :func:`concord.stats.human_vs_metric.table.join_sources`): each side is turned into a
 percentile rank (``rank(ascending=False, pct=True)``, average ranks for ties: the best
 image gets the smallest value, the worst 1.0), after orienting the metric so that higher
 is better; ``gap = |human_rank − metric_rank|``. The ``n`` largest gaps are listed.
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from concord.stats.human_metric import Joined
+from concord.stats.human_vs_metric.table import Joined
 
 COLUMNS = ["metric", "judge", "human_source", "prompt_id", "model", "sample", "dimension",
            "human_score", "metric_score", "human_rank", "metric_rank", "gap", "n_raters"]

@@ -16,7 +16,7 @@ of the judgments. Two conventions, named by method:
   averaged over ``n_perm`` random orders, an order-free summary.
 
 Arena leaderboards have since moved to Bradley–Terry maximum likelihood
-(:func:`concord.stats.bradley_terry.bradley_terry`, whose ``score`` is on the same
+(:func:`concord.stats.pairs.bradley_terry.bradley_terry`, whose ``score`` is on the same
 400-points-per-factor-10 scale); Elo is here to compare with older published numbers.
 """
 
@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from concord.stats._validate import check_positive_int
-from concord.stats.pairs import judgments
+from concord.stats.pairs.frame import judgments
 
 # Bounded memory: at most this many (order × judgment) indices are held at once.
 _MAX_CELLS = 4_000_000

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from concord.stats.entries import Entries
+from concord.stats.agreement.entries import Entries
 
 ICC_FIELDS = ("icc2_1", "icc2_1_ci_f_low", "icc2_1_ci_f_high", "icc2_k", "icc2_k_ci_f_low",
               "icc2_k_ci_f_high", "icc2_p_f", "icc_n_items")

@@ -1,8 +1,8 @@
 """Krippendorff's α at the interval level in O(ratings), for continuous scales.
 
 A slider (a criterion with a continuous scale, docs/rubrics.md) gives thousands of
-distinct values; the value-count tables of :mod:`concord.stats.agreement` and
-:mod:`concord.stats.agreement_ci` grow with items × values and values², so above
+distinct values; the value-count tables of :mod:`concord.stats.agreement.matrices` and
+:mod:`concord.stats.agreement.intervals` grow with items × values and values², so above
 :data:`MAX_CATEGORIES` distinct values a group is treated as continuous: α at the interval
 level only (nominal, ordinal and ratio α, Fleiss' κ and weighted κ are categorical), from
 per-item sums. With δ²(c, k) = (c − k)², for an item of m_i pairable values x:
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from concord.stats.entries import Entries
+from concord.stats.agreement.entries import Entries
 
 MAX_CATEGORIES = 1_000
 
@@ -61,7 +61,7 @@ def interval_alpha(entries: Entries) -> float:
 
 class IntervalBlock:
     """Per-prompt sums of a continuous group (the interface of
-    :class:`concord.stats.agreement_ci.AgreementBlock`): only the interval α varies."""
+    :class:`concord.stats.agreement.intervals.AgreementBlock`): only the interval α varies."""
 
     def __init__(self, entries: Entries, unit: np.ndarray, levels: list[str] | tuple) -> None:
         self.wanted = list(levels)

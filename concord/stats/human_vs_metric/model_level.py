@@ -23,7 +23,7 @@ from concord.stats._resample import (
     unit_sums,
 )
 from concord.stats._validate import check_positive_int, require_columns
-from concord.stats.correlation import ROWWISE
+from concord.stats.human_vs_metric.correlation import ROWWISE
 
 STATS = ("spearman", "kendall_tau_b", "pearson")
 MODEL_SCORES = ("mean_image_means", "mean_rater_means")

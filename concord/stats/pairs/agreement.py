@@ -1,6 +1,6 @@
 """Agreement on pairwise judgments: between raters, and between a metric and the raters.
 
-Input is the Pairs frame of ``docs/data-model.md`` (see :mod:`concord.stats.pairs`). A
+Input is the Pairs frame of ``docs/data-model.md`` (see :mod:`concord.stats.pairs.frame`). A
 judgment is first put in the orientation of its unordered model pair (``model_a`` = the
 model first by name), so "left wins" on (x, y) and "right wins" on (y, x) are the same
 answer: ``"a"``, ``"b"``, ``"tie"`` or ``"both_bad"``.
@@ -29,8 +29,8 @@ from concord.stats._validate import (
     require_columns,
     require_nonempty,
 )
-from concord.stats.agreement import percent_from_counts
-from concord.stats.pairs import check_pairs
+from concord.stats.agreement.matrices import percent_from_counts
+from concord.stats.pairs.frame import check_pairs
 
 CATEGORIES = ("a", "b", "tie", "both_bad")
 AGREEMENT_BOTH_BAD = ("tie", "exclude", "category")

@@ -1,9 +1,9 @@
 """Statistics of the pairwise A/B protocol: win rates, the win matrix, left/right bias.
 
-Input is the Pairs frame of ``docs/data-model.md`` (see :mod:`concord.stats.pairs`).
-Bradley–Terry strengths are in :mod:`concord.stats.bradley_terry`, Elo ratings in
-:mod:`concord.stats.elo`, rater agreement and metric accuracy in
-:mod:`concord.stats.pair_agreement`. "Both bad" is a tie unless ``both_bad="exclude"``.
+Input is the Pairs frame of ``docs/data-model.md`` (see :mod:`concord.stats.pairs.frame`).
+Bradley–Terry strengths are in :mod:`concord.stats.pairs.bradley_terry`, Elo ratings in
+:mod:`concord.stats.pairs.elo`, rater agreement and metric accuracy in
+:mod:`concord.stats.pairs.agreement`. "Both bad" is a tie unless ``both_bad="exclude"``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from concord.stats._validate import (
     check_positive_int,
     require_columns,
 )
-from concord.stats.pairs import check_pairs, count_matrices, judgments
+from concord.stats.pairs.frame import check_pairs, count_matrices, judgments
 
 WIN_MATRIX_VALUES = ("win_rate", "wins", "ties", "n")
 CI_METHODS = ("exact", "wilson", "wilsoncc")

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from concord.stats._resample import bootstrap_weights, percentile_interval, resampled_sums
-from concord.stats.entries import Entries, value_counts
+from concord.stats.agreement.entries import Entries, value_counts
 
 ORDINAL_MAX_VALUES = 64
 

@@ -1,7 +1,7 @@
 """Inter-rater agreement on a matrix: Krippendorff's α, Fleiss' κ, Kendall's W, Spearman.
 
 Every function takes a raters × items array (``numpy`` or a DataFrame; NaN = not rated);
-:mod:`concord.stats.agreement_frames` applies them to the Ratings frame. Undefined cases
+:mod:`concord.stats.agreement.frames` applies them to the Ratings frame. Undefined cases
 (fewer than two raters, a single category, no item rated twice) give NaN, never 0 or 1.
 """
 
@@ -15,9 +15,9 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats import inter_rater
 
-from concord.stats import entries
 from concord.stats._validate import check_choice
-from concord.stats.entries import Entries
+from concord.stats.agreement import entries
+from concord.stats.agreement.entries import Entries
 
 LEVELS = ("nominal", "ordinal", "interval")
 
@@ -179,7 +179,7 @@ def kendalls_w(ranks: object) -> float:
 def mean_pairwise_spearman(matrix: object) -> float:
     """Mean Spearman ρ over all pairs of raters (items both rated; NaN pairs skipped).
 
-    Only raters who rated a common item are paired (``concord.stats.entries``), so a
+    Only raters who rated a common item are paired (``concord.stats.agreement.entries``), so a
     sparse crowd matrix of thousands of raters costs what its ratings cost.
 
     Returns:

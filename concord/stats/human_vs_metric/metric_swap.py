@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from concord.stats.correlation import _KENDALL_SORT_MIN as KENDALL_SORT_MIN
-from concord.stats.correlation import row_ranks, rowwise_kendall
+from concord.stats.human_vs_metric.correlation import _KENDALL_SORT_MIN as KENDALL_SORT_MIN
+from concord.stats.human_vs_metric.correlation import row_ranks, rowwise_kendall
 
 TABLE_MAX_ITEMS = 10
 # Pair signs (rows × item pairs) held at once on the draw-by-draw path.

@@ -2,8 +2,8 @@
 with the same human scores, per human source, dimension, level and statistic.
 
 For every two metrics (metric × judge) of a human source, on the images both scored
-(:mod:`concord.stats.metric_pair` for the statistics), the record gives each metric's
-value, their difference ``diff = value_a − value_b`` and
+(:mod:`concord.stats.human_vs_metric.metric_pair` for the statistics), the record gives
+each metric's value, their difference ``diff = value_a − value_b`` and
 
 * ``_ci_boot``: the prompt-bootstrap percentile interval (both metrics on the SAME
   resamples: a paired bootstrap);
@@ -30,14 +30,14 @@ import pandas as pd
 from scipy import stats
 
 from concord.stats._resample import bootstrap_weights, percentile_interval, resampled_sums
-from concord.stats.human_metric import Joined, join_keys
-from concord.stats.metric_pair import (
+from concord.stats.human_vs_metric.metric_pair import (
     WITHIN,
     PairData,
     SwapDraws,
     statistics,
     swapped_sums,
 )
+from concord.stats.human_vs_metric.table import Joined, join_keys
 from concord.stats.multiple import adjust_by_family
 
 MAX_METRICS = 5
@@ -78,7 +78,7 @@ def metric_comparisons(joined: Joined, *, n_boot: int = 1000, n_perm: int = 1000
     """Every pair of metrics per human source × dimension × level × statistic.
 
     Args:
-        joined: :func:`concord.stats.human_metric.join_sources` (its ``all`` subsets).
+        joined: :func:`concord.stats.human_vs_metric.table.join_sources` (its ``all`` subsets).
         n_boot, n_perm, seed, ci: Resampling (see the module docstring).
         max_metrics: Metrics compared per human source.
 

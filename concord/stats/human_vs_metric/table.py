@@ -24,9 +24,13 @@ from concord.stats._validate import (
     numeric_values,
     require_columns,
 )
-from concord.stats.correlation import correlations, pairwise_accuracy
 from concord.stats.human import bootstrap_means
-from concord.stats.model_level import MODEL_SCORES, HumanModelScores, model_level_many
+from concord.stats.human_vs_metric.correlation import correlations, pairwise_accuracy
+from concord.stats.human_vs_metric.model_level import (
+    MODEL_SCORES,
+    HumanModelScores,
+    model_level_many,
+)
 
 STATS = ("spearman", "kendall_tau_b", "pearson")
 SCORE_COLUMNS = ("prompt_id", "model", "metric", "value")
@@ -81,7 +85,7 @@ def item_level(items: pd.DataFrame, *, ci: float = 0.95) -> dict[str, float]:
     prompt only, averaged over prompts.
 
     Returns:
-        :func:`concord.stats.correlation.correlations` keys (``n`` = items), plus
+        :func:`concord.stats.human_vs_metric.correlation.correlations` keys (``n`` = items), plus
         ``pairwise_acc``, ``pairwise_acc_eps``, ``n_items`` and ``n_prompts``.
     """
     require_columns(items, ["prompt_id", "human", "metric"], where="item_level")

@@ -12,16 +12,17 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from concord.stats._codes import RATING_COLUMNS, distinct_text
-from concord.stats._json import jsonable, records
 from concord.stats._validate import check_positive_int, require_columns, require_frame
-from concord.stats.agreement import LEVELS
-from concord.stats.agreement_ci import ORDINAL_MAX_VALUES
+from concord.stats.agreement.intervals import ORDINAL_MAX_VALUES
+from concord.stats.agreement.matrices import LEVELS
 from concord.stats.derived import Derived, with_derived
 from concord.stats.differences import MAX_MODELS
-from concord.stats.human_metric import join_sources
-from concord.stats.metric_compare import MAX_METRICS
-from concord.stats.model_level import MODEL_SCORES
-from concord.stats.pair_report import (
+from concord.stats.human_vs_metric.metric_compare import MAX_METRICS
+from concord.stats.human_vs_metric.model_level import MODEL_SCORES
+from concord.stats.human_vs_metric.table import join_sources
+from concord.stats.quality import gold_results, split_gold
+from concord.stats.rankings import RANKING_COLUMNS
+from concord.stats.report.pair_sections import (
     ELO_K,
     ELO_ORDERS,
     PAIR_SECTIONS,
@@ -31,9 +32,8 @@ from concord.stats.pair_report import (
     pair_sections,
     split_gold_pairs,
 )
-from concord.stats.quality import gold_results, split_gold
-from concord.stats.rankings import RANKING_COLUMNS
-from concord.stats.report_sections import (
+from concord.stats.report.records import jsonable, records
+from concord.stats.report.sections import (
     gold_only_sections,
     human_sections,
     metric_sections,
@@ -42,7 +42,7 @@ from concord.stats.report_sections import (
 )
 from concord.stats.thresholds import QualityThresholds
 
-__all__ = ["SCHEMA_VERSION", "full_report", "jsonable", "records"]
+__all__ = ["SCHEMA_VERSION", "full_report"]
 
 SCHEMA_VERSION = 3
 # Key columns turned into categoricals once, so every later groupby works on integer codes.
