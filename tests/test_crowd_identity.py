@@ -11,9 +11,9 @@ from concord.services import studies
 from concord.services.crowd import ids as crowd_ids
 from concord.services.crowd import links as crowd
 from concord.services.crowd import status as crowd_report
-from concord.store import crowd as crowd_store
-from concord.store import crowd_joins
 from concord.store import raters as rater_store
+from concord.store.crowd import joins as crowd_joins
+from concord.store.crowd import links as crowd_store
 from concord.store.db import open_db, transaction
 from tests.crowd_helpers import make_crowd_study
 

@@ -13,8 +13,8 @@ from concord.services import studies
 from concord.services.crowd import links as crowd
 from concord.services.crowd import onboarding
 from concord.services.labelling import checks, gate, pairs, ranking, rating
-from concord.store import onboarding as onboarding_store
 from concord.store import raters as rater_store
+from concord.store.crowd import onboarding as onboarding_store
 from concord.store.db import transaction
 from tests.helpers import make_folder_study
 

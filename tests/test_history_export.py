@@ -14,7 +14,7 @@ from concord.services import adjudication, studies
 from concord.services.exports import labels
 from concord.services.exports import tables as exports
 from concord.services.labelling import ranking, rating
-from concord.store import batches
+from concord.store.imports import batches
 from tests.foundation_helpers import invited, make_folder_study, study_id
 
 

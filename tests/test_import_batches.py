@@ -21,10 +21,12 @@ from concord.services.exports import labels
 from concord.services.imports.ratings import import_ratings
 from concord.services.labelling import rating
 from concord.services.labelling.common import new_submission
-from concord.store import batches, frames, import_writes
+from concord.store import frames
 from concord.store import ratings as rating_store
 from concord.store import studies as study_store
 from concord.store.db import open_db
+from concord.store.imports import batches
+from concord.store.imports import rating_writes as import_writes
 from tests.foundation_helpers import (
     ROOT,
     invited,

@@ -327,7 +327,7 @@ def test_votes_into_a_study_with_images_must_name_its_pairs(tmp_path, capsys):
 
 
 def test_a_failed_write_leaves_nothing_visible(tmp_path, monkeypatch):
-    from concord.store import label_writes
+    from concord.store.imports import label_writes
 
     path = tmp_path / "v.csv"
     path.write_text(ARENA)
@@ -346,7 +346,7 @@ def test_a_failed_write_leaves_nothing_visible(tmp_path, monkeypatch):
 
 
 def test_pending_votes_and_rankings_are_invisible_until_published(tmp_path):
-    from concord.store import batches
+    from concord.store.imports import batches
 
     db = open_db(tmp_path / "x.db")
     path = tmp_path / "v.csv"

@@ -202,7 +202,7 @@ def test_jsonl_file_keeps_details_errors_and_question_rows(scored, tmp_path):
 
 
 def test_a_long_import_commits_in_bounded_chunks(scored, tmp_path, monkeypatch):
-    from concord.store import score_staging
+    from concord.store.imports import score_staging
 
     monkeypatch.setattr(score_staging, "CHUNK", 3)
     body = "".join(f"p{i % 2},m{1 + i % 2},metric{i},{i / 10},0,,\n" for i in range(10))
@@ -219,8 +219,9 @@ def test_a_long_import_commits_in_bounded_chunks(scored, tmp_path, monkeypatch):
 
 def _orphan(db, status: str, value: float) -> None:
     """An import left by a killed process: staged rows, owner pid gone."""
-    from concord.store import items, score_staging
+    from concord.store import items
     from concord.store import studies as study_store
+    from concord.store.imports import score_staging
 
     study = study_store.get_study(db, "s")
     image = items.image_keys(db, study.id)[("p0", "m1", 0)]

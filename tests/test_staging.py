@@ -9,7 +9,7 @@ import pytest
 
 from concord.services.imports.ratings import import_ratings
 from concord.store import studies as study_store
-from concord.store.staging import Stage
+from concord.store.imports.staging import Stage
 
 # The first form of the dimension check: each row looks at every earlier row of its prompt
 # (quadratic in the rows of a prompt), kept here as the reference.

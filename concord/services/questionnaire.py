@@ -17,9 +17,9 @@ from concord.errors import ConcordError
 from concord.questionnaire import PARTS, Question, Questionnaire
 from concord.questionnaire_answers import check_all
 from concord.services.labelling import common, gate
-from concord.store import crowd as crowd_store
 from concord.store import questionnaires as store
 from concord.store import studies as study_store
+from concord.store.crowd import links as crowd_store
 from concord.store.db import transaction
 
 if TYPE_CHECKING:

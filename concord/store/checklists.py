@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from sqlite_utils import Database
 
-from concord.store.batches import visible
+from concord.store.imports.batches import visible
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 A comment belongs to the submission it came with (a rating, ranking or pair judgment
 revision), so the label's history holds every comment ever written; the current comment
 of an item is the one of the rater's current revision. A comment of a pending import batch
-is invisible, like its label (concord/store/batches.py).
+is invisible, like its label (concord/store/imports/batches.py).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import pandas as pd
 from sqlite_utils import Database
 
-from concord.store.batches import visible
 from concord.store.db import now
+from concord.store.imports.batches import visible
 
 # The current comment of each label: the comment of the submission of the rater's current
 # revision (for a rating, of any of its criteria's rows), keyed as the export's frames are.

@@ -25,7 +25,7 @@ from concord.store.migrations import migrations
 BUSY_TIMEOUT_MS = 30_000
 # ``transaction()`` retries BEGIN IMMEDIATE itself, every 0.5 ms growing to 4 ms, instead of
 # leaving the wait to SQLite's busy handler, whose sleeps grow to 100 ms: a long import
-# frees the lock for ~20 ms between its chunks (concord/store/import_writes.py) and a
+# frees the lock for ~20 ms between its chunks (concord/store/imports/rating_writes.py) and a
 # 100 ms sleeper would miss most of those gaps (raters then waited 30 s and more).
 RETRY_FIRST_S, RETRY_MAX_S = 0.0005, 0.004
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6

@@ -3,7 +3,7 @@
 Ratings, rankings and pair judgments are append-only (concord/store/migrations/): each
 row of their tables is one revision. An undo is a revision with no value (a rating's
 ``value`` NULL, a ranking ``retracted``, a pair judgment's ``outcome`` NULL). Rows of a
-pending import batch are not there yet and are left out (concord/store/batches.py).
+pending import batch are not there yet and are left out (concord/store/imports/batches.py).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 from sqlite_utils import Database
 
-from concord.store.batches import visible
+from concord.store.imports.batches import visible
 
 _RATINGS_SQL = f"""
 SELECT 'rating' AS kind, p.key AS prompt_id, m.name AS model, i.sample, r.name AS rater,

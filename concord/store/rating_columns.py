@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from sqlite_utils import Database
 
-from concord.store import batches
+from concord.store.imports import batches
 
 _SEP = "\x1f"
 _COLUMNS_SQL = """
@@ -38,7 +38,7 @@ SELECT COUNT(*), group_concat(image_id), group_concat(rater_id), group_concat(re
 """
 _TIME_COLUMN = ", group_concat(created_at, char(31))"
 # Rows of an import batch that was pending when the read began are not there yet
-# (concord/store/batches.py). The list is read once, so that every range, on whichever
+# (concord/store/imports/batches.py). The list is read once, so that every range, on whichever
 # connection, leaves out the same batches even if one is published meanwhile.
 _RANGE_WHERE = (" FROM ratings WHERE study_id = ? AND id >= ? AND id < ? AND (batch IS NULL"
                 " OR batch NOT IN (SELECT value FROM json_each(?)))")

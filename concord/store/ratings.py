@@ -11,8 +11,8 @@ from collections.abc import Mapping
 
 from sqlite_utils import Database
 
-from concord.store.batches import visible
 from concord.store.db import dumps, now
+from concord.store.imports.batches import visible
 
 
 def current_values(db: Database, image_id: int, rater_id: int) -> dict[str, float]:

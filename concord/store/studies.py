@@ -13,8 +13,8 @@ from concord.crowd_settings import study_units
 from concord.errors import ConcordError, InputError, NotFoundError, Problem
 from concord.plan import DEFAULT_LEASE_MINUTES, ImportSummary, PromptSpec, StudyPlan
 from concord.store import pairs as pair_store
-from concord.store.batches import HIDDEN_STUDY_IDS
 from concord.store.db import audit, dumps, inserted_id, loads, now, transaction
+from concord.store.imports.batches import HIDDEN_STUDY_IDS
 
 
 @dataclass(frozen=True, slots=True)

@@ -133,7 +133,7 @@ def candidates(db: Database, study_id: int, rater_id: int, unit: str, k: int, *,
     fewer than ``k`` slots held (gold items always), gold items first when ``gold_first``
     (a gold item is due, concord.services.labelling.common) and last otherwise, then least covered
     first, then the rater's own shuffled order. The study's ``practice`` first gold
-    images (its practice pool, see concord.store.onboarding.practice_images) are never
+    images (its practice pool, see concord.store.crowd.onboarding.practice_images) are never
     served as items.
 
     A slot is held by a done assignment or by an open one opened at or after ``cutoff``

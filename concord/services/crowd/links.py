@@ -40,10 +40,10 @@ from concord.services.crowd.ids import (
     captured,
     participant_id,
 )
-from concord.store import crowd as crowd_store
-from concord.store import crowd_joins
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
+from concord.store.crowd import joins as crowd_joins
+from concord.store.crowd import links as crowd_store
 from concord.store.db import audit, transaction
 
 _PROOFS = 16

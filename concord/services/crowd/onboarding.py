@@ -27,9 +27,9 @@ from concord.rubrics import Rubric
 from concord.services import rubric_choice
 from concord.services.labelling import checklist, checks, common, gate
 from concord.services.labelling.rating import check_values
-from concord.store import crowd as crowd_store
 from concord.store import items
-from concord.store import onboarding as store
+from concord.store.crowd import links as crowd_store
+from concord.store.crowd import onboarding as store
 from concord.store.db import audit, transaction
 
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc={code}"

@@ -28,10 +28,12 @@ from sqlite_utils import Database
 from concord.errors import ConcordError
 from concord.services.labelling import gate
 from concord.store import checks as check_store
-from concord.store import crowd as crowd_store
-from concord.store import crowd_joins, onboarding, work
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
+from concord.store import work
+from concord.store.crowd import joins as crowd_joins
+from concord.store.crowd import links as crowd_store
+from concord.store.crowd import onboarding
 
 if TYPE_CHECKING:  # only the pay report is a frame
     import pandas as pd

@@ -11,7 +11,7 @@ from concord.errors import Problem, ProblemLog
 from concord.rubrics import Criterion
 from concord.rubrics.model import Continuous
 from concord.services.rubric_choice import StudyRubrics
-from concord.store.staging import Stage
+from concord.store.imports.staging import Stage
 
 SHOWN = 50
 

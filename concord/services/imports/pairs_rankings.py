@@ -18,11 +18,11 @@ from concord.errors import InputError, Problem, ProblemLog
 from concord.importers import label_studio_labels, ranking_rows, votes
 from concord.importers.records import is_jsonl
 from concord.importers.tables import regular_file_problem
-from concord.store import label_writes
 from concord.store import studies as study_store
-from concord.store.import_writes import Pacer, Written
-from concord.store.label_stage import LabelStage
-from concord.store.staging import Found, Stage
+from concord.store.imports import label_writes
+from concord.store.imports.label_stage import LabelStage
+from concord.store.imports.rating_writes import Pacer, Written
+from concord.store.imports.staging import Found, Stage
 
 SHOWN = 50  # problems listed per check; the rest are counted
 # Formats that carry only pair votes or rankings (``import-pairs``, ``import-rankings``).

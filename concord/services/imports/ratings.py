@@ -1,12 +1,12 @@
 """``import-ratings``: read, check, then write ratings without ever blocking raters.
 
 1. *Stage*: the input is read in chunks (``concord.importers``) into a private temporary
-   database (``concord.store.staging``); memory stays bounded and the main database is
+   database (``concord.store.imports.staging``); memory stays bounded and the main database is
    not touched.
 2. *Check*: the rubric (given, the study's, or inferred), every row against it, duplicate
    ratings, prompt dimensions, unknown targets: all as SQL over the stage. Any problem
    stops the import here; nothing was written.
-3. *Write*: a pending batch (``concord.store.batches``) gets the new study (hidden),
+3. *Write*: a pending batch (``concord.store.imports.batches``) gets the new study (hidden),
    targets, raters and ratings in short paced transactions; readers do not see any of it.
 4. *Publish*: one short transaction makes it all visible at once. A failure or a kill in
    3 leaves only an invisible batch, which the next import removes.
@@ -29,10 +29,11 @@ from concord.services.imports import pairs_rankings as label_import
 from concord.services.imports.pairs_rankings import LabelCounts, LabelPart
 from concord.services.imports.phases import Timer, no_cyclic_gc
 from concord.services.rubric_choice import Choice
-from concord.store import batches, import_writes
 from concord.store import studies as study_store
 from concord.store.db import audit, transaction
-from concord.store.staging import Group, Stage
+from concord.store.imports import batches
+from concord.store.imports import rating_writes as import_writes
+from concord.store.imports.staging import Group, Stage
 
 MAX_GROUPS = 10_000  # distinct (criterion, value) pairs: far more than any rating scale
 FORMATS = ("csv", "imagenhub", "label-studio", *label_import.LABEL_FORMATS)

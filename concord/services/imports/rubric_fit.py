@@ -21,7 +21,7 @@ from concord.rubrics import Criterion, Rubric
 from concord.rubrics.inline import MAX_LEVELS, is_key
 from concord.services.labelling import common
 from concord.services.rubric_choice import Choice, StudyRubrics, score_rubrics
-from concord.store.staging import Group
+from concord.store.imports.staging import Group
 
 Observed = Mapping[str, set[float]]  # criterion name in the file -> values seen
 

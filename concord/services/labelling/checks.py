@@ -17,8 +17,8 @@ from sqlite_utils import Database
 
 from concord.services.labelling import common, gate
 from concord.store import checks as check_store
-from concord.store import onboarding as onboarding_store
 from concord.store import pairs as pair_store
+from concord.store.crowd import onboarding as onboarding_store
 from concord.store.studies import Study
 
 

@@ -20,7 +20,8 @@ from concord.check_settings import CheckSettings
 from concord.crowd_settings import CrowdSettings
 from concord.errors import ConcordError
 from concord.store import checks as check_store
-from concord.store import onboarding, work
+from concord.store import work
+from concord.store.crowd import onboarding
 from concord.store.studies import Study
 
 CONSENT = "consent"

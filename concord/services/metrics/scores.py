@@ -3,7 +3,7 @@ score file) and ``merge-scores`` (the score files of a Slurm array, exactly once
 
 Everything is read and checked before anything is written; then the study and its images
 are created where needed (a missing study becomes a scores-only study) and the scores go
-in through the staging table in bounded chunks (:mod:`concord.store.score_staging`).
+in through the staging table in bounded chunks (:mod:`concord.store.imports.score_staging`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from concord.errors import ConcordError, InputError, NotFoundError, Problem
 from concord.importers.score_jsonl import ScoreFile, read_score_file
 from concord.importers.score_tables import COLUMNS, read_scores_csv, read_tiif
 from concord.plan import ImageSpec, PromptSpec, Question, StudyPlan
-from concord.store import items, score_staging
+from concord.store import items
 from concord.store import runs as run_store
 from concord.store import studies as study_store
 from concord.store.db import audit, dumps, transaction
+from concord.store.imports import score_staging
 
 if TYPE_CHECKING:  # pandas loads in the readers, so a bad path fails fast
     import pandas as pd

@@ -63,7 +63,7 @@ CREATE INDEX score_staging_import ON score_staging(import_id, id)
 def m102_score_staging(db: Database) -> None:
     """Imported scores are staged in bounded chunks, then published chunk by chunk, so a
     long import never holds the write lock for long and a killed one is finished or
-    discarded by the next (see concord.store.score_staging)."""
+    discarded by the next (see concord.store.imports.score_staging)."""
     run_script(db, _SCORE_STAGING)
 
 

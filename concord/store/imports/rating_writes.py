@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from sqlite_utils import Database
 
-from concord.store import batches
-from concord.store.batches import Batch
 from concord.store.db import last_begin_retries, now, transaction
+from concord.store.imports import batches
+from concord.store.imports.batches import Batch
 
 # Lock time per chunk: short while raters are writing, longer when nobody else is (fewer
 # commits and checkpoints; a rater who starts meanwhile waits one such chunk at most).

@@ -1,17 +1,17 @@
 """Staged pair votes and rankings of an import, beside the staged ratings.
 
 The tables live in the ratings import's private temporary database (``stage``, see
-:mod:`concord.store.staging`), so one import can carry ratings, rankings and pair votes
+:mod:`concord.store.imports.staging`), so one import can carry ratings, rankings and pair votes
 (Concord's own export holds all three) and every check runs as SQL on disk. The targets
 and raters the labels name join ``stage.s_targets`` and ``stage.s_raters``, from which
-:mod:`concord.store.import_writes` creates what the study lacks.
+:mod:`concord.store.imports.rating_writes` creates what the study lacks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from concord.store.staging import Found, Stage
+from concord.store.imports.staging import Found, Stage
 
 _SCHEMA = """
 CREATE TABLE stage.s_votes (

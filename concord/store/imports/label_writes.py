@@ -1,6 +1,6 @@
 """Writing staged pair votes and rankings into a pending import batch, paced like ratings.
 
-Every write runs through :class:`concord.store.import_writes.Pacer` (short transactions,
+Every write runs through :class:`concord.store.imports.rating_writes.Pacer` (short transactions,
 raters first). Rows carry the batch id, so nothing is visible until the batch is published
 (``current_pair_judgments`` and ``current_rankings`` skip pending rows). A label equal to
 the one in effect now is not written again; another one becomes the next revision.
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from concord.store.batches import visible
 from concord.store.db import now
-from concord.store.import_writes import Pacer, Written
+from concord.store.imports.batches import visible
+from concord.store.imports.rating_writes import Pacer, Written
 
 _VOTES = (" FROM stage.s_votes v JOIN stage.s_raters r ON r.name = v.rater"
           " WHERE v.seq >= :lo AND v.seq < :hi")
