@@ -301,7 +301,7 @@ def test_bad_arguments_exit_2_with_usage(capsys):
 def test_the_export_cli_lists_every_export_format():
     from concord import export
     from concord.cli import export as export_cli
-    from concord.services.exports import tables as exports
+    from concord.services.exports import tables as export_tables
 
     assert export_cli.LABEL_FORMATS == export.FORMATS
-    assert export_cli.TABLE_TYPES == exports.TABLE_TYPES
+    assert export_cli.TABLE_TYPES == export_tables.TABLE_TYPES

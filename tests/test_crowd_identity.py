@@ -10,7 +10,7 @@ from concord.errors import AuthError, NotFoundError
 from concord.services import studies
 from concord.services.crowd import ids as crowd_ids
 from concord.services.crowd import links as crowd
-from concord.services.crowd import status as crowd_report
+from concord.services.crowd import status as crowd_status
 from concord.store import raters as rater_store
 from concord.store.crowd import joins as crowd_joins
 from concord.store.crowd import links as crowd_store
@@ -51,7 +51,7 @@ def test_someone_elses_id_through_the_study_link_is_refused_and_changes_nothing(
     rater_store.rater_for_token(db, first.token)  # and their link still works
     refused = db.execute("SELECT COUNT(*) FROM crowd_joins WHERE outcome = 'refused'")
     assert refused.fetchone()[0] == 3
-    (row,) = crowd_report.status(db, study)
+    (row,) = crowd_status.status(db, study)
     assert row["refused_visits"] == 3
 
 
@@ -92,7 +92,7 @@ def test_platform_ids_are_never_overwritten_every_session_is_kept(db, study):
     assert '"SESSION_ID":"se1"' in params and '"STUDY_ID":"st1"' in params
     assert [s["SESSION_ID"] for s in crowd_joins.sessions(db, first.rater_id)] == ["se1",
                                                                                    "se2"]
-    (row,) = crowd_report.pay_report(db, study).to_dict("records")
+    (row,) = crowd_status.pay_report(db, study).to_dict("records")
     assert (row["sessions"], row["all_session_ids"], row["platform_session_id"]) == (
         2, "se1 se2", "se2")
 
@@ -153,11 +153,11 @@ def test_many_ids_from_one_client_are_flagged(db, study):
     for pid in ("a" * 24, "b" * 24, "c" * 24):
         crowd.join(db, token, {"PROLIFIC_PID": pid}, client="203.0.113.9")
     crowd.join(db, token, {"PROLIFIC_PID": "d" * 24}, client="198.51.100.7")
-    rows = {r["participant_id"]: r for r in crowd_report.status(db, study)}
+    rows = {r["participant_id"]: r for r in crowd_status.status(db, study)}
     assert rows["a" * 24]["ids_from_client"] == 3
     assert rows["a" * 24]["flag"] == "many ids from one client"
     assert rows["d" * 24]["flag"] == ""
-    ((client, n),) = crowd_report.automated_clients(db, study)
+    ((client, n),) = crowd_status.automated_clients(db, study)
     assert n == 3 and "203.0.113.9" not in client  # only a keyed hash is kept
     stored = " ".join(str(r) for r in db.execute("SELECT * FROM crowd_joins"))
     assert "203.0.113" not in stored

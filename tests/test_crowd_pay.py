@@ -12,7 +12,7 @@ from concord.errors import ConcordError, InputError
 from concord.services import studies
 from concord.services.crowd import links as crowd
 from concord.services.crowd import onboarding
-from concord.services.crowd import status as crowd_report
+from concord.services.crowd import status as crowd_status
 from concord.services.labelling import rating
 from concord.store import studies as study_store
 from tests.crowd_helpers import make_crowd_study
@@ -72,7 +72,7 @@ def test_pay_report_matches_the_hand_computed_case(db, tmp_path):
     set_times(db, ann.rater_id, [10.0, 400.0], [20.0, 15.0], skip=30.0)
     # bob: one rating of 1.5 s, practice 0.5 s + 0 s: 2 s → 12 £/h × 2/3600 h = £0.0067
     set_times(db, bob.rater_id, [1.5], [0.5, 0.0], skip=None)
-    report = crowd_report.pay_report(db, "crowd").set_index("participant_id")
+    report = crowd_status.pay_report(db, "crowd").set_index("participant_id")
     a, b = report.loc[ANN], report.loc[BOB]
     assert a["active_seconds"] == 375.0  # 10 + 300 + 30 + 20 + 15
     assert a["pay"] == 1.25  # 375 s = 0.10417 h × 12
@@ -82,16 +82,16 @@ def test_pay_report_matches_the_hand_computed_case(db, tmp_path):
     # RIGHT matches the first practice gold only (p1/m1 expects SC 0): 1 of 2, threshold 0.5
     assert a["practice"] == "passed 1/2" and a["currency"] == "GBP"
     assert b["active_seconds"] == 2.0 and b["pay"] == 0.01
-    other = crowd_report.pay_report(db, "crowd", hourly_rate=20.0, idle_cap=60.0)
+    other = crowd_status.pay_report(db, "crowd", hourly_rate=20.0, idle_cap=60.0)
     assert other.set_index("participant_id").loc[ANN, "active_seconds"] == 135.0
     assert other.set_index("participant_id").loc[ANN, "pay"] == 0.75
 
 
 def test_pay_rounds_half_up_to_the_cent():
-    assert crowd_report.pay_for(1.5, 12.0) == 0.01  # 0.005 exactly
-    assert crowd_report.pay_for(1.4, 12.0) == 0.0
-    assert crowd_report.pay_for(3600.0, None) is None
-    assert crowd_report.active_seconds([float("nan"), 5.0, 1e9], cap=100) == 105.0
+    assert crowd_status.pay_for(1.5, 12.0) == 0.01  # 0.005 exactly
+    assert crowd_status.pay_for(1.4, 12.0) == 0.0
+    assert crowd_status.pay_for(3600.0, None) is None
+    assert crowd_status.active_seconds([float("nan"), 5.0, 1e9], cap=100) == 105.0
 
 
 def test_pay_cli_writes_the_csv(db, tmp_path, capsys, monkeypatch):
@@ -102,13 +102,13 @@ def test_pay_cli_writes_the_csv(db, tmp_path, capsys, monkeypatch):
     assert main(["--db", str(db_path), "crowd", "pay", "--study", "crowd", "-o",
                  str(out)]) == 0
     frame = pd.read_csv(out, dtype={"participant_id": str})
-    assert list(frame.columns) == crowd_report.PAY_COLUMNS
+    assert list(frame.columns) == crowd_status.PAY_COLUMNS
     assert frame.loc[0, "participant_id"] == CLI and frame.loc[0, "items_done"] == 2
     assert main(["--db", str(db_path), "crowd", "pay", "--study", "crowd",
                  "--hourly-rate", "-1"]) == 1
     assert "hourly rate" in capsys.readouterr().err
     with pytest.raises(ConcordError, match="idle cap"):
-        crowd_report.pay_report(db, "crowd", idle_cap=0)
+        crowd_status.pay_report(db, "crowd", idle_cap=0)
     assert main(["--db", str(db_path), "crowd", "pay", "--study", "crowd"]) == 0
     shown = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert len(shown) == 1

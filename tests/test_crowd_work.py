@@ -13,7 +13,7 @@ from concord.errors import InputError
 from concord.services import studies
 from concord.services.crowd import links as crowd
 from concord.services.crowd import onboarding
-from concord.services.crowd import status as crowd_report
+from concord.services.crowd import status as crowd_status
 from concord.services.labelling import gate, pairs, ranking, rating
 from tests.helpers import make_folder_study
 
@@ -61,9 +61,9 @@ def test_skipping_every_item_never_gets_the_completion_code(db, tmp_path):
     assert done.code == "OUT13" and done.screened_out
     with pytest.raises(gate.GateError, match="ended"):
         rating.next_item(db, study, me.rater_id)
-    (row,) = crowd_report.pay_report(db, study).to_dict("records")
+    (row,) = crowd_status.pay_report(db, study).to_dict("records")
     assert (row["status"], row["items_done"], row["items_skipped"]) == ("screened out", 0, 4)
-    assert crowd_report.status(db, study)[0]["status"] == "screened out"
+    assert crowd_status.status(db, study)[0]["status"] == "screened out"
 
 
 def test_a_screened_out_rater_stores_nothing_more(db, tmp_path):
@@ -170,7 +170,7 @@ def test_fake_participants_holding_every_slot_never_finish_a_real_one(db, tmp_pa
         rating.submit(db, study, real.rater_id, item.image_id, {"SC": 1.0, "PR": 1.0},
                       submission=item.submission)
     assert onboarding.completion(db, study, real.rater_id).code == "DONE42"
-    statuses = {r["participant_id"]: r["status"] for r in crowd_report.status(db, study)}
+    statuses = {r["participant_id"]: r["status"] for r in crowd_status.status(db, study)}
     assert statuses == {"a" * 24: "completed", "f" * 24: "returned", "e" * 24: "returned"}
 
 
@@ -201,6 +201,6 @@ def test_pair_time_is_paid_and_pairs_count_as_done(db, tmp_path):
         pairs.submit(db, study, me.rater_id, item, "left")
     db.execute("UPDATE pair_judgments SET seconds = 50")
     db.conn.commit()
-    (row,) = crowd_report.pay_report(db, study).to_dict("records")
+    (row,) = crowd_status.pay_report(db, study).to_dict("records")
     assert (row["items_done"], row["active_seconds"], row["pay"]) == (2, 100.0, 1.0)
     assert row["status"] == "completed"

@@ -12,7 +12,7 @@ import pytest
 from concord.cli import main
 from concord.services import adjudication, studies
 from concord.services.exports import labels
-from concord.services.exports import tables as exports
+from concord.services.exports import tables as export_tables
 from concord.services.labelling import ranking, rating
 from concord.store.imports import batches
 from tests.foundation_helpers import invited, make_folder_study, study_id
@@ -36,7 +36,7 @@ def edited(db, tmp_path):
 
 
 def test_every_revision_is_exported_with_its_action(edited):
-    frame = exports.history_frame(edited, "h")
+    frame = export_tables.history_frame(edited, "h")
     ratings = frame[frame["kind"] == "rating"]
     # rate (2 criteria) + edit (2) + rate (2) + undo (2)
     assert ratings["action"].tolist() == ["rate"] * 2 + ["edit"] * 2 + ["rate"] * 2 + \
@@ -56,14 +56,14 @@ def test_every_revision_is_exported_with_its_action(edited):
 
 
 def test_ratings_of_a_pending_import_batch_are_left_out(edited):
-    before = len(exports.history_frame(edited, "h"))
+    before = len(export_tables.history_frame(edited, "h"))
     batch = batches.begin(edited, study_id=study_id(edited, "h"), new=None, source="x.csv")
     row = edited.execute("SELECT image_id, rater_id FROM ratings LIMIT 1").fetchone()
     edited.execute(
         "INSERT INTO ratings (study_id, image_id, rater_id, criterion, value, revision,"
         " submission, action, created_at, batch) VALUES (?, ?, ?, 'SC', 0, 99, 'pending',"
         " 'import', '2030-01-01', ?)", [study_id(edited, "h"), *row, batch.id])
-    assert len(exports.history_frame(edited, "h")) == before
+    assert len(export_tables.history_frame(edited, "h")) == before
     batches.discard(edited, batch.id)
 
 
@@ -82,7 +82,7 @@ def test_cli_writes_the_history_by_suffix(edited, tmp_path, suffix):
         back = pd.DataFrame([json.loads(line) for line in out.read_text().splitlines()])
     else:
         back = pd.read_parquet(out)
-    assert back["action"].tolist() == exports.history_frame(edited, "h")["action"].tolist()
+    assert back["action"].tolist() == export_tables.history_frame(edited, "h")["action"].tolist()
     assert back["value"].isna().sum() == 2 + 3  # rating undo (2) + ranking rows (3)
 
 
@@ -92,7 +92,7 @@ def test_cli_refuses_an_unknown_suffix_and_exports_adjudications(edited, tmp_pat
                  "-o", str(tmp_path / "h.txt")]) == 1
     assert "end it in .csv, .jsonl or .parquet" in capsys.readouterr().err
     assert not (tmp_path / "h.txt").exists()
-    image = exports.history_frame(edited, "h")
+    image = export_tables.history_frame(edited, "h")
     item = adjudication.queue(edited, "h", "score", min_raters=1)[0]
     adjudication.set_value(edited, "h", "score", item["item_id"], item["criterion"], 0)
     assert main(["--db", db_file, "export", "--study", "h", "--format", "adjudications",

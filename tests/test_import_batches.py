@@ -25,8 +25,7 @@ from concord.store import frames
 from concord.store import ratings as rating_store
 from concord.store import studies as study_store
 from concord.store.db import open_db
-from concord.store.imports import batches
-from concord.store.imports import rating_writes as import_writes
+from concord.store.imports import batches, rating_writes
 from tests.foundation_helpers import (
     ROOT,
     invited,
@@ -87,13 +86,13 @@ def test_a_failure_while_writing_leaves_the_database_as_it_was(db, tmp_path, mon
     if existing:
         import_ratings(db, "big", "csv", _small(tmp_path))
     write_ratings_csv(tmp_path / "r.csv", prompts=20)
-    real = import_writes.write_ratings
+    real = rating_writes.write_ratings
 
     def write_then_fail(*args, **kw):
         real(*args, **kw)
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(import_writes, "write_ratings", write_then_fail)
+    monkeypatch.setattr(rating_writes, "write_ratings", write_then_fail)
     with unchanged(db), pytest.raises(RuntimeError, match="disk on fire"):
         import_ratings(db, "big", "csv", tmp_path / "r.csv")
 
@@ -112,7 +111,7 @@ def test_a_rater_editing_during_an_import_keeps_every_revision(db, tmp_path, mon
                      " JOIN models m ON m.id = i.model_id WHERE i.id = ?", [image]).fetchone()
     path = tmp_path / "r.csv"
     path.write_text(HEADER + f"{key[0]},{key[1]},ann,SC,0,0,\n")
-    real, during = import_writes.write_ratings, {}
+    real, during = rating_writes.write_ratings, {}
 
     def write_then_rater_edits(*args, **kw):
         out = real(*args, **kw)
@@ -125,7 +124,7 @@ def test_a_rater_editing_during_an_import_keeps_every_revision(db, tmp_path, mon
         other.close()
         return out
 
-    monkeypatch.setattr(import_writes, "write_ratings", write_then_rater_edits)
+    monkeypatch.setattr(rating_writes, "write_ratings", write_then_rater_edits)
     assert import_ratings(db, "s", "csv", path).changed == 1
     assert during["current"] == {"SC": 1.0, "PR": 1.0}
     assert during["history"] == 2 and during["last"][0] == image

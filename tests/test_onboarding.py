@@ -10,7 +10,7 @@ from concord.errors import NotFoundError, RatingError
 from concord.services import studies
 from concord.services.crowd import links as crowd
 from concord.services.crowd import onboarding
-from concord.services.crowd import status as crowd_report
+from concord.services.crowd import status as crowd_status
 from concord.services.labelling import rating
 from concord.services.labelling.gate import GateError
 from concord.store import raters as rater_store
@@ -84,7 +84,7 @@ def test_failing_the_practice_ends_the_study_with_the_screen_out_code(db, tmp_pa
     done = onboarding.completion(db, "crowd", me.rater_id)
     assert done.screened_out and done.code == "NOPE13"
     assert done.url.endswith("cc=NOPE13")
-    (row,) = [r for r in crowd_report.status(db, "crowd") if r["rater"] == me.name]
+    (row,) = [r for r in crowd_status.status(db, "crowd") if r["rater"] == me.name]
     assert row["stage"] == "failed" and row["practice"] == "failed 1/2"
 
 

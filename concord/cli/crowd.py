@@ -118,20 +118,20 @@ def _revoke(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _status(args: argparse.Namespace, settings: Settings) -> int:
-    from concord.services.crowd import status as crowd_report
+    from concord.services.crowd import status as crowd_status
 
     db = db_for(settings)
-    print_table(crowd_report.status(db, args.study))
-    for client, n in crowd_report.automated_clients(db, args.study):
+    print_table(crowd_status.status(db, args.study))
+    for client, n in crowd_status.automated_clients(db, args.study):
         print(f"warning: {n} participant ids joined from one client ({client}): automated?",
               file=sys.stderr)
     return 0
 
 
 def _pay(args: argparse.Namespace, settings: Settings) -> int:
-    from concord.services.crowd import status as crowd_report
+    from concord.services.crowd import status as crowd_status
 
-    frame = crowd_report.pay_report(db_for(settings), args.study,
+    frame = crowd_status.pay_report(db_for(settings), args.study,
                                     hourly_rate=args.hourly_rate, idle_cap=args.idle_cap)
     from concord.export import to_csv_bytes  # pyarrow: after the study is found
     data = to_csv_bytes(frame)

@@ -98,17 +98,17 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
 def _table_bytes(db, args: argparse.Namespace) -> bytes:
     from concord.services import adjudication, questionnaire
     from concord.services.exports import labels
-    from concord.services.exports import tables as exports
+    from concord.services.exports import tables as export_tables
 
     if args.format in TABLES:
-        kind = exports.table_type(args.output, args.table_type)
-        frame = (exports.history_frame(db, args.study, include_excluded=args.include_excluded)
+        kind = export_tables.table_type(args.output, args.table_type)
+        frame = (export_tables.history_frame(db, args.study, include_excluded=args.include_excluded)
                  if args.format == "history"
                  else questionnaire.answers_frame(db, args.study)
                  if args.format == "questionnaire"
                  else adjudication.adjudications_frame(db, args.study))
         args.parquet = kind == "parquet"
-        return exports.table_bytes(frame, kind)
+        return export_tables.table_bytes(frame, kind)
     args.parquet = args.format == "parquet"
     return labels.export_bytes(db, args.study, args.format,
                                include_excluded=args.include_excluded)

@@ -11,7 +11,7 @@ from concord.errors import ConcordError
 from concord.export import to_csv_bytes
 from concord.services.crowd import ids as crowd_ids
 from concord.services.crowd import links as crowd
-from concord.services.crowd import status as crowd_report
+from concord.services.crowd import status as crowd_status
 
 NEW_LINK = "crowd_new_link"
 
@@ -82,7 +82,7 @@ def links_table(db: Database, study: str) -> None:
 def status_and_pay(db: Database, study: str) -> None:
     """Each rater's stage and status (who failed the practice or the checks, who looks
     automated) and the pay CSV download."""
-    rows = crowd_report.status(db, study)
+    rows = crowd_status.status(db, study)
     if not rows:
         return
     st.subheader("Raters of this study")
@@ -93,11 +93,11 @@ def status_and_pay(db: Database, study: str) -> None:
         names = frame[frame["stage"] == stage]["rater"].tolist()
         if names:
             st.warning(f"{what}: {', '.join(names)}")
-    for client, n in crowd_report.automated_clients(db, study):
+    for client, n in crowd_status.automated_clients(db, study):
         st.warning(f"{n} participant ids joined from one client ({client}): automated? "
                    "See the column ids_from_client.")
     st.dataframe(frame, hide_index=True, width="stretch", key="crowd_status")
-    pay = crowd_report.pay_report(db, study)
+    pay = crowd_status.pay_report(db, study)
     st.download_button("Download time and pay (CSV)", to_csv_bytes(pay),
                        file_name=f"{study}-pay.csv", mime="text/csv", key="crowd_pay")
     st.caption("Active time = server-side time on each item, each capped at the study's "

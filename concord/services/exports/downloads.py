@@ -90,7 +90,7 @@ def _bytes(db: Database, study: str, key: str, include_excluded: bool) -> bytes:
     from concord import export
     from concord.services import adjudication, questionnaire
     from concord.services.exports import label_studio, labels
-    from concord.services.exports import tables as exports
+    from concord.services.exports import tables as export_tables
 
     if key in ("csv", "jsonl", "parquet", "checklist"):
         return labels.export_bytes(db, study, key, include_excluded=include_excluded)
@@ -98,12 +98,12 @@ def _bytes(db: Database, study: str, key: str, include_excluded: bool) -> bytes:
         return export.imagenhub_zip_bytes(labels.ratings(db, study,
                                                          include_excluded=include_excluded))
     if key == "history":
-        return exports.table_bytes(exports.history_frame(
+        return export_tables.table_bytes(export_tables.history_frame(
             db, study, include_excluded=include_excluded), "csv")
     if key == "adjudications":
-        return exports.table_bytes(adjudication.adjudications_frame(db, study), "csv")
+        return export_tables.table_bytes(adjudication.adjudications_frame(db, study), "csv")
     if key == "questionnaire":
-        return exports.table_bytes(questionnaire.answers_frame(db, study), "csv")
+        return export_tables.table_bytes(questionnaire.answers_frame(db, study), "csv")
     if key == "label-studio":
         return label_studio.export_bytes(db, study, include_excluded=include_excluded)[0]
     return label_studio.study_config(db, study).encode("utf-8")

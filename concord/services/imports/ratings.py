@@ -24,19 +24,17 @@ from sqlite_utils import Database
 from concord.errors import ConcordError, InputError, NotFoundError, Problem, ProblemLog
 from concord.importers import imagenhub_tsv, label_studio, ratings_csv
 from concord.services import rubric_choice
-from concord.services.imports import continuous_check, rubric_fit
-from concord.services.imports import pairs_rankings as label_import
+from concord.services.imports import continuous_check, pairs_rankings, rubric_fit
 from concord.services.imports.pairs_rankings import LabelCounts, LabelPart
 from concord.services.imports.phases import Timer, no_cyclic_gc
 from concord.services.rubric_choice import Choice
 from concord.store import studies as study_store
 from concord.store.db import audit, transaction
-from concord.store.imports import batches
-from concord.store.imports import rating_writes as import_writes
+from concord.store.imports import batches, rating_writes
 from concord.store.imports.staging import Group, Stage
 
 MAX_GROUPS = 10_000  # distinct (criterion, value) pairs: far more than any rating scale
-FORMATS = ("csv", "imagenhub", "label-studio", *label_import.LABEL_FORMATS)
+FORMATS = ("csv", "imagenhub", "label-studio", *pairs_rankings.LABEL_FORMATS)
 
 
 @dataclass(slots=True)
@@ -81,7 +79,7 @@ def import_ratings(db: Database, study_name: str, fmt: str, path: Path, *,
     study = _find(db, study_name)
     stage, timer = Stage(db, max_groups=MAX_GROUPS), Timer()
     try:
-        labels = label_import.part_for(stage, fmt, Path(path))
+        labels = pairs_rankings.part_for(stage, fmt, Path(path))
         with timer("read"):
             skipped: Counter[str] = Counter()
             files = _stage_files(stage, fmt, Path(path), skipped, labels)
@@ -123,7 +121,7 @@ def _stage_files(stage: Stage, fmt: str, path: Path, skipped: Counter[str],
     paths = _inputs(fmt, path)
     with no_cyclic_gc():
         for index, file in enumerate(paths):
-            if fmt not in label_import.LABEL_FORMATS:
+            if fmt not in pairs_rankings.LABEL_FORMATS:
                 for rows in _chunks(fmt, file, log, skipped):
                     if not log:  # after the first problem, only read on to count them all
                         stage.add(index, rows)
@@ -257,17 +255,17 @@ def _write(db: Database, stage: Stage, study: study_store.Study | None, name: st
            path: Path, choice: Choice, actor: str, labels: LabelPart | None) -> RatingsImport:
     summary = RatingsImport(study=name, created_study=study is None, rows=stage.count(),
                             rubric=choice.note)
-    settings = {**(study.settings if study else label_import.new_settings(stage, fmt, labels)),
+    settings = {**(study.settings if study else pairs_rankings.new_settings(stage, fmt, labels)),
                 **{k: v for k, v in choice.settings.items() if v}}
     rubric_id = study.rubric if study is not None and study.rubric else choice.rubric_id
     new = None if study else batches.NewStudy(name, rubric_id, settings,
-                                              label_import.protocol(stage, labels))
+                                              pairs_rankings.protocol(stage, labels))
     batch = batches.begin(db, study_id=study.id if study else None, new=new, source=str(path))
     try:
-        with import_writes.larger_cache(db):
+        with rating_writes.larger_cache(db):
             made = _write_batch(db, stage, study, batch, fmt, summary, labels)
         if study is not None and not (made or summary.added or summary.changed
-                                      or label_import.wrote(summary.labels)) \
+                                      or pairs_rankings.wrote(summary.labels)) \
                 and rubric_id == study.rubric and settings == study.settings:
             batches.drop_empty(db, batch)  # a repeated import leaves no trace
             return summary
@@ -286,15 +284,15 @@ def _write_batch(db: Database, stage: Stage, study: study_store.Study | None,
                  labels: LabelPart | None) -> int:
     """Raters, targets, ratings and labels into the pending batch; returns raters +
     images made."""
-    def pacer() -> import_writes.Pacer:  # each kind of write learns its own pace
-        return import_writes.Pacer(db, batch)
+    def pacer() -> rating_writes.Pacer:  # each kind of write learns its own pace
+        return rating_writes.Pacer(db, batch)
 
-    made = import_writes.create_raters(pacer())
+    made = rating_writes.create_raters(pacer())
     if study is None or study.root is None:
-        made += import_writes.create_targets(
+        made += rating_writes.create_targets(
             pacer(), benchmark="imagenhub" if fmt == "imagenhub" else None)
     stage.refresh_ids(batch.study_id)
-    written = import_writes.write_ratings(pacer(), batch.study_id, compare=study is not None)
+    written = rating_writes.write_ratings(pacer(), batch.study_id, compare=study is not None)
     summary.added, summary.changed = written.added, written.changed
     summary.unchanged = written.unchanged
     if labels is not None:
