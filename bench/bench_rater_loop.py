@@ -68,7 +68,7 @@ BASELINE_APP = textwrap.dedent('''
     from pathlib import Path
     import streamlit as st
     files = sorted(Path(sys.argv[1]).glob("*.png"))
-    db = sqlite3.connect(sys.argv[2])
+    db = sqlite3.connect(sys.argv[2], check_same_thread=False)  # callbacks: another thread
     db.execute("CREATE TABLE IF NOT EXISTS r (i INTEGER, sc REAL, pr REAL)")
 
     def save():

@@ -11,7 +11,7 @@ from sqlite_utils import Database
 
 from concord.devices import Devices
 from concord.services import auth, studies
-from concord.ui import screen_check, session, signin
+from concord.ui import runtime, screen_check, session, signin
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +88,10 @@ def open_page(db: Database, user: auth.User | None, chosen: Chosen) -> None:
     if study is not None:  # a screen the study cannot use is told so before anything else
         screen_check.require(Devices.of(studies.get(db, study).settings))
     if spec in chosen.mine:
-        chosen.page.run()
+        try:
+            chosen.page.run()
+        finally:  # also when the page stops or reruns: its modules are imported by now
+            runtime.freeze_long_lived()
     elif user is None:
         signin.form(db)
     elif spec in RESEARCH:
