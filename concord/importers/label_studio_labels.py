@@ -22,7 +22,7 @@ and the field as a JSON path.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,22 +40,30 @@ CHUNK = 5_000
 def read_chunks(path: Path, kind: str, log: ProblemLog) -> Iterator[list[tuple]]:
     """Votes (``kind="pair"``) or ranked images (``"ranking"``) of the export, a chunk at
     a time; problems go to ``log``."""
-    chunk: list[tuple] = []
     try:
-        for index, (_, task) in enumerate(json_stream.read_array(path, ls.MAX_BYTES, "task",
-                                                                 ls.EXPECTED)):
-            try:
-                chunk.extend(_rows(index, task, KINDS[kind]))
-            except ls.TaskError as bad:
-                log.add(Problem(str(path), f"task {index}{ls.task_id(task)}: {bad.message}",
-                                field=f"[{index}]{bad.path}"))
-            if len(chunk) >= CHUNK:
-                yield chunk
-                chunk = []
+        yield from _task_chunks(path, log, lambda index, task: _rows(index, task, KINDS[kind]))
     except LoadError as exc:
         log.add(Problem(str(path), exc.message, row=exc.line))
     except OSError as exc:
         log.add(Problem(str(path), f"cannot be read: {exc.strerror or exc}"))
+
+
+def _task_chunks(path: Path, log: ProblemLog,
+                 rows_of: Callable[[int, Any], list[tuple]]) -> Iterator[list[tuple]]:
+    """``rows_of(index, task)`` of every task, a chunk at a time; a task's problem goes to
+    ``log`` (the others are still read), a problem of the file is raised (LoadError,
+    OSError) and what was read of it is not yielded (the import is refused anyway)."""
+    chunk: list[tuple] = []
+    for index, (_, task) in enumerate(json_stream.read_array(path, ls.MAX_BYTES, "task",
+                                                             ls.EXPECTED)):
+        try:
+            chunk.extend(rows_of(index, task))
+        except ls.TaskError as bad:
+            log.add(Problem(str(path), f"task {index}{ls.task_id(task)}: {bad.message}",
+                            field=f"[{index}]{bad.path}"))
+        if len(chunk) >= CHUNK:
+            yield chunk
+            chunk = []
     if chunk:
         yield chunk
 
@@ -180,22 +188,10 @@ def read_comments(path: Path, log: ProblemLog) -> Iterator[list[tuple]]:
     text)``, unit ``image`` (its scores), ``pair`` (its Pairwise result, by criterion) or
     ``prompt`` (its Ranker result), or ``none`` (the annotation has no label: counted,
     never stored). Several text results of one annotation are joined by line breaks."""
-    chunk: list[tuple] = []
     try:
-        for index, (_, task) in enumerate(json_stream.read_array(path, ls.MAX_BYTES, "task",
-                                                                 ls.EXPECTED)):
-            try:
-                chunk.extend(_comments(index, task))
-            except ls.TaskError as bad:
-                log.add(Problem(str(path), f"task {index}{ls.task_id(task)}: {bad.message}",
-                                field=f"[{index}]{bad.path}"))
-            if len(chunk) >= CHUNK:
-                yield chunk
-                chunk = []
+        yield from _task_chunks(path, log, _comments)
     except (LoadError, OSError):
         return  # the ratings reader reports what is wrong with the file
-    if chunk:
-        yield chunk
 
 
 def _comments(index: int, task: Any) -> list[tuple]:

@@ -118,8 +118,12 @@ def test_chosen_scores_survive_a_reload_and_every_action_has_a_key(server, page)
     page.get_by_role("dialog").wait_for(state="detached", timeout=15_000)
     page.keyboard.press("2")  # SC = 0.5
     page.locator(".st-key-rate_PR [role='radiogroup'] label").nth(3).click()  # PR = 2
-    page.wait_for_function("() => Object.keys(localStorage).some("
-                           "(k) => k.startsWith('concord-draft:'))", timeout=5_000)
+    # Both choices kept (the draft is written 40 ms after each choice: the key "2" alone
+    # makes one too, so a draft that merely exists may not hold the PR click yet).
+    page.wait_for_function("() => Object.keys(localStorage).some((k) =>"
+                           " k.startsWith('concord-draft:') && Object.values("
+                           "JSON.parse(localStorage.getItem(k)).state).flat()"
+                           ".filter(Boolean).length === 2)", timeout=5_000)
     page.reload()  # the choices were never sent: the browser kept them
     page.get_by_text("0 / 9 rated").wait_for(timeout=30_000)
     page.wait_for_function("() => document.querySelectorAll(\"[class*='st-key-rate_']"

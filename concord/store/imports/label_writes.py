@@ -8,11 +8,9 @@ the one in effect now is not written again; another one becomes the next revisio
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from concord.store.db import now
 from concord.store.imports.batches import visible
-from concord.store.imports.rating_writes import Pacer, Written
+from concord.store.imports.rating_writes import Pacer, Written, walk, write_compared
 
 _VOTES = (" FROM stage.s_votes v JOIN stage.s_raters r ON r.name = v.rater"
           " WHERE v.seq >= :lo AND v.seq < :hi")
@@ -85,7 +83,7 @@ def create_pairs(pacer: Pacer, study_id: int) -> int:
                     "rows": rows})
         return rows
 
-    _walk(pacer, last, chunk)
+    walk(pacer, last, chunk)
     made = int(db.execute("SELECT COUNT(*) FROM main.pairs WHERE batch = ?",
                           [pacer.batch.id]).fetchone()[0])
     conn = db.conn
@@ -100,14 +98,14 @@ def create_pairs(pacer: Pacer, study_id: int) -> int:
 def write_votes(pacer: Pacer, study_id: int, *, compare: bool) -> Written:
     """The staged votes as pending pair judgments (the next revision of each)."""
     last = _last(pacer, "SELECT COALESCE(MAX(seq), 0) FROM stage.s_votes")
-    return _write(pacer, study_id, last, compare, insert=_INSERT_VOTES, revision=_NEXT_VOTE,
+    return write_compared(pacer, study_id, last, compare, insert=_INSERT_VOTES, revision=_NEXT_VOTE,
                   staged=_STAGED_VOTE, current=_CURRENT_VOTE, source=_VOTES)
 
 
 def write_rankings(pacer: Pacer, study_id: int, *, compare: bool) -> Written:
     """The staged rankings as pending rankings with their ranked images."""
     last = _last(pacer, "SELECT COALESCE(MAX(n), 0) FROM stage.s_rankings")
-    return _write(pacer, study_id, last, compare, insert=_INSERT_RANKINGS,
+    return write_compared(pacer, study_id, last, compare, insert=_INSERT_RANKINGS,
                   revision=_NEXT_RANKING, staged=_STAGED_RANKING, current=_CURRENT_RANKING,
                   source=_RANKINGS, then=_INSERT_ITEMS)
 
@@ -166,45 +164,10 @@ def write_comments(pacer: Pacer, study_id: int) -> int:
                 {**args, "unit": unit})
         return rows
 
-    _walk(pacer, last, chunk)
+    walk(pacer, last, chunk)
     return int(db.execute("SELECT COUNT(*) FROM main.comments WHERE batch = ?",
                           [pacer.batch.id]).fetchone()[0]) - before
 
 
-def _write(pacer: Pacer, study_id: int, last: int, compare: bool, *, insert: str,
-           revision: str, staged: str, current: str, source: str, then: str = "") -> Written:
-    db, out = pacer.db, Written()
-    counts = (f"SELECT COUNT(*), COALESCE(SUM(cur IS NULL), 0), COALESCE(SUM(cur = new), 0)"
-              f" FROM (SELECT {staged} AS new, {current} AS cur{source})")
-
-    def chunk(rows: int, lo: int) -> int:
-        args = {"lo": lo, "hi": lo + rows, "study": study_id, "now": now(),
-                "batch": pacer.batch.id}
-        if compare:
-            n, added, same = db.execute(counts, args).fetchone()
-            out.added, out.unchanged = out.added + added, out.unchanged + same
-            out.changed += n - added - same
-            db.execute(insert.format(revision=revision) + f" AND {current} IS NOT {staged}",
-                       args)
-        else:
-            out.added += db.execute(insert.format(revision=1), args).rowcount
-        if then:
-            db.execute(then, args)
-        return rows
-
-    _walk(pacer, last, chunk)
-    return out
-
-
 def _last(pacer: Pacer, sql: str) -> int:
     return int(pacer.db.execute(sql).fetchone()[0])
-
-
-def _walk(pacer: Pacer, last: int, chunk: Callable[[int, int], int]) -> None:
-    """Run ``chunk(rows, lo)`` over sequence numbers 1..``last`` in paced transactions."""
-    lo = 1
-    while lo <= last:
-        def step(rows: int, start: int = lo) -> int:
-            return chunk(rows, start)
-
-        lo += pacer.run(step)

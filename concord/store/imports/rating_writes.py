@@ -41,8 +41,6 @@ _INSERT = (
     " submission, action, seconds, created_at, batch) SELECT :study, t.image_id, r.rater_id,"
     " s.criterion, s.value, {revision}, printf('import-%d-%012d', :batch, s.seq), 'import',"
     f" s.seconds, :now, :batch{_FROM}")
-_COUNTS = (f"SELECT COUNT(*), COALESCE(SUM(cur IS NULL), 0), COALESCE(SUM(cur = v), 0) FROM"
-           f" (SELECT s.value AS v, {_CURRENT} AS cur{_FROM})")
 
 
 # Page cache while writing (KiB, as SQLite's negative cache_size): the ratings indexes of a
@@ -106,24 +104,51 @@ def write_ratings(pacer: Pacer, study_id: int, *, compare: bool) -> Written:
     same transaction as the write. Without it (a study this batch creates), every row is
     revision 1.
     """
+    last = int(pacer.db.execute("SELECT COALESCE(MAX(seq), 0) FROM stage.s_rows")
+               .fetchone()[0])
+    return write_compared(pacer, study_id, last, compare, insert=_INSERT, revision=_NEXT,
+                          staged="s.value", current=_CURRENT, source=_FROM)
+
+
+def write_compared(pacer: Pacer, study_id: int, last: int, compare: bool, *, insert: str,
+                   revision: str, staged: str, current: str, source: str,
+                   then: str = "") -> Written:
+    """Staged rows 1..``last`` into the batch by ``insert`` (a ``{revision}`` slot), a paced
+    chunk at a time; ``then`` runs after each chunk. With ``compare``, the staged value
+    ``staged`` is counted against the current one ``current`` (both SQL over ``source``),
+    and only a row that differs is written, as revision ``revision``; without it every row
+    is revision 1. Ratings, votes and rankings alike."""
     db, out = pacer.db, Written()
-    last = int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM stage.s_rows").fetchone()[0])
+    counts = (f"SELECT COUNT(*), COALESCE(SUM(cur IS NULL), 0), COALESCE(SUM(cur = new), 0)"
+              f" FROM (SELECT {staged} AS new, {current} AS cur{source})")
+
+    def chunk(rows: int, lo: int) -> int:
+        args = {"lo": lo, "hi": lo + rows, "study": study_id, "now": now(),
+                "batch": pacer.batch.id}
+        if compare:
+            n, added, same = db.execute(counts, args).fetchone()
+            out.added, out.unchanged = out.added + added, out.unchanged + same
+            out.changed += n - added - same
+            db.execute(insert.format(revision=revision) + f" AND {current} IS NOT {staged}",
+                       args)
+        else:
+            out.added += db.execute(insert.format(revision=1), args).rowcount
+        if then:
+            db.execute(then, args)
+        return rows
+
+    walk(pacer, last, chunk)
+    return out
+
+
+def walk(pacer: Pacer, last: int, chunk: Callable[[int, int], int]) -> None:
+    """Run ``chunk(rows, lo)`` over sequence numbers 1..``last`` in paced transactions."""
     lo = 1
     while lo <= last:
-        def chunk(rows: int, lo: int = lo) -> int:
-            args = {"lo": lo, "hi": lo + rows, "study": study_id, "now": now(),
-                    "batch": pacer.batch.id}
-            if compare:
-                n, added, same = db.execute(_COUNTS, args).fetchone()
-                out.added, out.unchanged = out.added + added, out.unchanged + same
-                out.changed += n - added - same
-                db.execute(_INSERT.format(revision=_NEXT) + f" AND {_CURRENT} IS NOT s.value",
-                           args)
-            else:
-                out.added += db.execute(_INSERT.format(revision=1), args).rowcount
-            return rows
-        lo += pacer.run(chunk)
-    return out
+        def step(rows: int, start: int = lo) -> int:
+            return chunk(rows, start)
+
+        lo += pacer.run(step)
 
 
 def create_raters(pacer: Pacer) -> int:
