@@ -21,6 +21,7 @@ class _Node:
 def fresh(monkeypatch):
     """Each test starts as a new process would, and leaves nothing frozen behind."""
     monkeypatch.setattr(runtime, "_modules_frozen", 0)
+    monkeypatch.setattr(runtime, "_runs", 0)
     gc.unfreeze()
     yield
     gc.unfreeze()
@@ -53,3 +54,19 @@ def test_no_new_freeze_until_a_page_imports_more(fresh, monkeypatch):
     _import_a_module(monkeypatch, "concord_test_runtime_new_module")
     runtime.freeze_long_lived()
     assert gc.get_freeze_count() >= frozen + len(kept)
+
+
+def test_the_renewal_collects_cycles_that_ended_after_a_freeze(fresh, monkeypatch):
+    monkeypatch.setattr(runtime, "REFREEZE_EVERY", 3)
+    node = _Node()  # alive at the freeze, like a rater's session
+    runtime.freeze_long_lived()
+    gone = weakref.ref(node)
+    del node  # the session ended: its cycle is garbage, but frozen
+    gc.collect()
+    assert gone() is not None  # Streamlit's collection after a run cannot free it
+    runtime.freeze_long_lived()
+    runtime.freeze_long_lived()
+    assert gone() is not None
+    runtime.freeze_long_lived()  # the third run since the freeze renews it
+    assert gone() is None
+    assert gc.get_freeze_count() > 0
