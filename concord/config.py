@@ -17,6 +17,10 @@ DEFAULT_PORT = 8501
 # What an address file may hold: one http(s) URL of visible ASCII.
 _ADDRESS = re.compile(r"https?://[\x21-\x7e]{1,500}")
 DEFAULT_DB = ROOT / "data" / "concord.db"
+# A database URL's scheme ("sqlite://", "postgresql+psycopg://"), and the password of its
+# user part, never shown in a message.
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+_PASSWORD = re.compile(r"(//[^:/@\s]*):[^@/\s]*@")
 DEMO_MANIFEST = ROOT / "data" / "demo" / "study.yaml"
 
 
@@ -59,9 +63,9 @@ class Settings:
 
         Raises:
             ConcordError: ``CONCORD_SESSION_HOURS`` is not a number of hours from 0.1 to
-                2160 (90 days).
+                2160 (90 days); the database is given as a URL that is not ``sqlite:///``.
         """
-        path = Path(db or os.environ.get("CONCORD_DB") or DEFAULT_DB)
+        path = database_path(db, os.environ.get("CONCORD_DB"))
         port = _port(os.environ.get("CONCORD_PORT"))
         given = os.environ.get("CONCORD_BASE_URL") or None
         served = None if given or port else recorded_address(path)
@@ -71,6 +75,35 @@ class Settings:
                    base_url_explicit=given is not None,
                    trust_proxy=os.environ.get("CONCORD_TRUST_PROXY", "") == "1",
                    session_hours=_hours(os.environ.get("CONCORD_SESSION_HOURS")))
+
+
+def database_path(given: str | Path | None, env: str | None) -> Path:
+    """The SQLite file of ``--db`` (``given``), else of ``CONCORD_DB``, else the default:
+    a path, or a ``sqlite:///`` URL (``sqlite:///data/x.db`` relative, ``sqlite:////srv/x.db``
+    absolute, as SQLAlchemy writes them).
+
+    Raises:
+        ConcordError: a URL of another kind. A ``postgresql://`` one is told that Concord
+            does not run on PostgreSQL yet (read as a path it would have made a folder
+            named ``postgresql:`` and a new, empty database in it).
+    """
+    source = "--db" if given else "CONCORD_DB"
+    text = str(given or env or DEFAULT_DB)
+    scheme = _SCHEME.match(text)
+    if scheme is None:
+        return Path(text)
+    name = scheme.group(1).lower()
+    if name == "sqlite" and text[len(scheme.group(0)):].startswith("/"):
+        rest = text[len(scheme.group(0)) + 1:]
+        if rest and "?" not in rest:  # SQLAlchemy's options (?mode=ro) are not read here
+            return Path(rest)
+    shown = _PASSWORD.sub(r"\1:***@", text)[:200]
+    if name.startswith("postgres"):
+        raise ConcordError(f"{source}={shown!r}: Concord does not run on PostgreSQL yet "
+                           "(docs/scale.md#past-one-host); give the SQLite file as a path "
+                           "or a sqlite:/// URL")
+    raise ConcordError(f"{source}={shown!r} is not a database Concord can open: give a "
+                       "SQLite file as a path or a sqlite:/// URL (sqlite:///data/concord.db)")
 
 
 def address_file(db_path: Path) -> Path:

@@ -7,7 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from concord.cli import main as cli_main
 from concord.config import Settings
+from concord.errors import ConcordError
 from concord.ui import session
 
 ENV = ("CONCORD_DB", "CONCORD_PORT", "CONCORD_BASE_URL", "CONCORD_ADMIN_SECRET")
@@ -75,3 +77,48 @@ def test_the_choice_comes_from_the_settings_not_the_environment(env):
     env.setattr(session, "settings", lambda: derived)
     env.setenv("CONCORD_BASE_URL", "https://ignored.example")  # read once, by from_env
     assert session.invite_base_url("raters") == "http://127.0.0.1:8611"
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    ("data/x.db", Path("data/x.db")),
+    ("sqlite:///data/x.db", Path("data/x.db")),  # SQLAlchemy's form: relative
+    ("sqlite:////srv/concord/x.db", Path("/srv/concord/x.db")),  # and absolute
+    ("SQLite:///x.db", Path("x.db")),
+])
+def test_the_database_is_a_path_or_a_sqlite_url(env, given, expected):
+    assert Settings.from_env(given).db_path == expected
+    env.setenv("CONCORD_DB", given)
+    assert Settings.from_env().db_path == expected
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://concord:hunter2-secret@db.example.org:5432/concord",
+    "postgresql+psycopg://concord@db/concord",
+    "postgres://db/concord",
+])
+def test_a_postgresql_url_is_refused_without_its_password(env, url):
+    env.setenv("CONCORD_DB", url)
+    with pytest.raises(ConcordError, match="does not run on PostgreSQL yet") as err:
+        Settings.from_env()
+    assert "CONCORD_DB=" in str(err.value) and "hunter2" not in str(err.value)
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///", "sqlite:///x.db?mode=ro",
+                                 "mysql://db/x", "file:///tmp/x.db"])
+def test_other_urls_are_refused(env, url):
+    with pytest.raises(ConcordError, match=r"--db=.* is not a database Concord can open"):
+        Settings.from_env(url)
+
+
+def test_the_cli_says_what_is_wrong_and_makes_nothing(env, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    env.setenv("CONCORD_DB", "postgresql://u:pw@localhost/db")
+    assert cli_main(["studies"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: CONCORD_DB='postgresql://u:***@localhost/db'")
+    assert "pw@" not in err
+    assert list(tmp_path.iterdir()) == []  # no folder named postgresql: and no database
+    env.setenv("CONCORD_DB", str(tmp_path / "x.db"))
+    env.setenv("CONCORD_SESSION_HOURS", "abc")
+    assert cli_main(["studies"]) == 1
+    assert "CONCORD_SESSION_HOURS='abc'" in capsys.readouterr().err

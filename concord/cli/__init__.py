@@ -106,7 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     _import_sqlite_utils_without_dataframes()
     args = build_parser(_command_in(argv) or "").parse_args(argv)
-    settings = Settings.from_env(args.db)
+    try:
+        settings = Settings.from_env(args.db)
+    except ConcordError as exc:  # a setting in the environment (or --db) that is wrong
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     try:
         _check_study_option(args)
         return int(args.func(args, settings) or 0)
