@@ -112,6 +112,38 @@ def test_jsonl_votes_with_prompts_placement_and_revisions(tmp_path, capsys):
     db.close()
 
 
+# GenAI-Bench's votes (GenAI-Arena's FastChat vote types, the models by screen side),
+# with its image columns as paths: extra columns are left alone.
+GENAI_BENCH = """prompt,left_model,left_image,right_model,right_image,vote_type,judge,tstamp
+a red cube,flux,l0.png,sdxl,r0.png,leftvote,u1,1717000000
+a dog,sdxl,l1.png,dalle,r1.png,rightvote,u2,1717000100
+a cat,dalle,l2.png,flux,r2.png,tievote,u1,1717000200
+a cup,flux,l3.png,dalle,r3.png,bothbad_vote,u3,1717000300
+"""
+
+
+def test_genai_arena_vote_types_by_screen_side(tmp_path, capsys):
+    path = tmp_path / "genai_bench.csv"
+    path.write_text(GENAI_BENCH)
+    db_path = tmp_path / "x.db"
+    assert run(db_path, "import-pairs", "--study", "gb", path) == 0
+    assert "4 votes read: 4 added" in capsys.readouterr().out
+    db = open_db(db_path)
+    frame = pairs_of(db, "gb").sort_values("created_at")
+    check_pairs(frame)
+    got = list(zip(frame.left_model, frame.right_model, frame.outcome, frame.prompt,
+                   strict=True))
+    assert got == [("flux", "sdxl", "left", "a red cube"), ("sdxl", "dalle", "right", "a dog"),
+                   ("dalle", "flux", "tie", "a cat"), ("flux", "dalle", "both_bad", "a cup")]
+    db.close()
+    wins = stats(capsys, db_path, "gb")["pairs"]
+    assert wins  # the pair section is computed from them
+    path.write_text(GENAI_BENCH.replace("tievote", "drawvote"))
+    assert run(tmp_path / "y.db", "import-pairs", "--study", "gb", path) == 1
+    err = capsys.readouterr().err
+    assert "row 4, field 'vote_type': 'drawvote' is not an outcome" in err  # its own column
+
+
 @pytest.mark.parametrize(("line", "field", "says"), [
     ("x,x,a,r", "model_b", "judged against itself"),
     ("x,y,maybe,r", "outcome", "is not an outcome"),

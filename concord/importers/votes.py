@@ -7,7 +7,9 @@ Two layouts, by the columns (or a JSON line's fields):
   ``both bad``, ``bothbad``, ``tie (bothbad)``); ``shown_left`` says which model was on
   the left (``a``, ``b`` or the model's name; default ``a``, as arena screens show it);
 - **Concord's export**: ``left_model``, ``right_model``, ``outcome`` with ``left``,
-  ``right``, ``tie`` or ``both_bad`` (rows whose ``kind`` is not ``pair`` are skipped).
+  ``right``, ``tie`` or ``both_bad`` (rows whose ``kind`` is not ``pair`` are skipped);
+  GenAI-Arena's and GenAI-Bench's votes are this layout with ``vote_type`` in
+  ``leftvote``, ``rightvote``, ``tievote`` or ``bothbad_vote``.
 
 Optional: ``prompt_id`` (without it each vote is its own item), ``prompt`` (its text),
 ``rater`` (or ``judge``; default ``anonymous``), ``criterion`` (default ``overall``),
@@ -32,8 +34,12 @@ DEFAULT_RATER = "anonymous"
 DEFAULT_CRITERION = "overall"
 OUTCOMES = {"a": "a", "model_a": "a", "b": "b", "model_b": "b", "tie": "tie",
             "both_bad": "both_bad", "both bad": "both_bad", "bothbad": "both_bad",
-            "tie (bothbad)": "both_bad", "left": "left", "right": "right"}
-ALIASES = {"outcome": ("outcome", "winner"), "rater": ("rater", "judge"),
+            "tie (bothbad)": "both_bad", "left": "left", "right": "right",
+            # FastChat's vote types, as GenAI-Arena logs them and GenAI-Bench publishes
+            # them (``vote_type`` beside ``left_model``/``right_model``): screen sides.
+            "leftvote": "left", "rightvote": "right", "tievote": "tie",
+            "bothbad_vote": "both_bad", "bothbadvote": "both_bad"}
+ALIASES = {"outcome": ("outcome", "winner", "vote_type"), "rater": ("rater", "judge"),
            "time": ("time", "tstamp", "timestamp"), "vote_id": ("vote_id", "question_id")}
 # (line, prompt_id, prompt, model_a, model_b, outcome, left, rater, criterion, sample,
 #  seconds, time, dimension, vote_id): outcome is a/b/tie/both_bad, left is a or b.
@@ -49,7 +55,7 @@ def header_problem(header: list[str]) -> str | None:
     if models and outcome:
         return None
     return ("missing columns: expected model_a, model_b and outcome (or winner), or "
-            "Concord's left_model, right_model and outcome")
+            "left_model, right_model and outcome (or vote_type)")
 
 
 def read_chunks(path: Path, log: ProblemLog, skipped: Counter[str], *, header: bool = True,
@@ -87,6 +93,12 @@ def _get(record: Record, key: str) -> Any:
     return None
 
 
+def _column(record: Record, key: str) -> str:
+    """The column a field was read from (``winner`` or ``vote_type`` for ``outcome``)."""
+    names = ALIASES.get(key, (key,))
+    return next((n for n in names if not fields.blank(record.get(n))), names[0])
+
+
 def parse(file: str, line: int, record: Record, log: ProblemLog) -> Vote | None:
     """One vote, or None after logging every problem of its fields."""
     before = log.count
@@ -95,7 +107,7 @@ def parse(file: str, line: int, record: Record, log: ProblemLog) -> Vote | None:
         try:
             return parse_field(_get(record, key), **kw)
         except fields.FieldError as exc:
-            log.add(Problem(file, str(exc), row=line, field=key))
+            log.add(Problem(file, str(exc), row=line, field=_column(record, key)))
             return None
 
     screen = not fields.blank(record.get("left_model"))
@@ -130,7 +142,8 @@ def _outcome(value: Any) -> str:
     if text not in OUTCOMES:
         raise fields.FieldError(f"{fields.shown(value)} is not an outcome: use a, b, tie or "
                                 "both_bad (model_a, model_b and 'tie (bothbad)' of arena logs,"
-                                " or left and right, are read too)")
+                                " left and right, and leftvote, rightvote, tievote and "
+                                "bothbad_vote are read too)")
     return OUTCOMES[text]
 
 
