@@ -144,6 +144,70 @@ def test_genai_arena_vote_types_by_screen_side(tmp_path, capsys):
     assert "row 4, field 'vote_type': 'drawvote' is not an outcome" in err  # its own column
 
 
+# Arena battles as published (FastChat's clean_battle JSON): one array, often one line,
+# with nested fields the import does not read.
+BATTLES = [
+    {"question_id": "q1", "model_a": "flux", "model_b": "sdxl", "winner": "model_a",
+     "judge": "u1", "turn": 1, "anony": True, "language": "English",
+     "conv_metadata": {"sum_user_tokens": 12}, "category_tag": {"c": {"x": False}}},
+    {"question_id": "q2", "model_a": "sdxl", "model_b": "dalle", "winner": "tie (bothbad)",
+     "judge": "u2", "dedup_tag": {"high_freq": True}},
+    {"model_a": "flux", "model_b": "dalle", "winner": "model_b", "judge": "u1"},
+    {"model_a": "flux", "model_b": "dalle", "winner": "model_a", "judge": "u1"},
+]
+
+
+def test_a_json_array_of_battles_reads_like_its_json_lines(tmp_path, capsys):
+    array, lines = tmp_path / "battles.json", tmp_path / "battles.jsonl"
+    array.write_text(json.dumps(BATTLES))  # one line: rows are the objects, not lines
+    lines.write_text("\n".join(json.dumps(b) for b in BATTLES) + "\n")
+    frames_of = []
+    for n, path in enumerate((array, lines)):
+        assert run(tmp_path / f"{n}.db", "import-pairs", "--study", "arena", path) == 0
+        assert "4 votes read: 4 added" in capsys.readouterr().out
+        db = open_db(tmp_path / f"{n}.db")
+        frame = pairs_of(db, "arena")
+        frames_of.append(sorted(zip(frame.left_model, frame.right_model, frame.outcome,
+                                    frame.rater, strict=True)))
+        db.close()
+    assert frames_of[0] == frames_of[1]
+    assert ("flux", "dalle", "right", "u1") in frames_of[0]  # both votes without ids kept
+    assert ("flux", "dalle", "left", "u1") in frames_of[0]
+    named = tmp_path / "lines.json"  # JSON Lines saved as .json: read as JSON Lines
+    named.write_text(lines.read_text())
+    assert run(tmp_path / "2.db", "import-pairs", "--study", "arena", named) == 0
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ('[{"model_a": "x", "model_b": "y", "winner": "a"}, 5]', "row 2: expected a JSON object"),
+    ('[{"model_a": "x", "model_b": "x", "winner": "a"}]', "row 1, field 'model_b'"),
+    ('[{"model_a": "x", "model_b": "y", "winner": "a"}, {"model_a":',
+     "malformed JSON: Expecting value (column 62) (line 1 of the file, at object 2)"),
+    ('[{"model_a": "x", "model_a": "y"}]', "model_a"),
+    ('"votes"', "row 1: expected a JSON object, got str"),  # not an array: JSON Lines
+    ("[" * 100 + "]" * 100, "nested more than 64 levels deep (line 1 of the file, at object 1)"),
+])
+def test_a_bad_json_array_is_one_line_per_problem_and_nothing_is_written(tmp_path, capsys,
+                                                                        text, says):
+    path = tmp_path / "battles.json"
+    path.write_text(text)
+    assert run(tmp_path / "x.db", "import-pairs", "--study", "arena", path) == 1
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err and "nothing was imported" in err
+    db = open_db(tmp_path / "x.db")
+    assert db.execute("SELECT COUNT(*) FROM studies").fetchone()[0] == 0
+    db.close()
+
+
+def test_rankings_from_a_json_array(tmp_path, capsys):
+    path = tmp_path / "rankings.json"
+    path.write_text(json.dumps([
+        {"prompt_id": "p1", "rater": "e1", "ranking": ["flux", ["sdxl", "dalle"], "sd15"]},
+        {"prompt_id": "p1", "rater": "e2", "ranking": "sdxl > flux > dalle = sd15"}]))
+    assert run(tmp_path / "x.db", "import-rankings", "--study", "ex", path) == 0
+    assert "2 rankings read: 2 added" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(("line", "field", "says"), [
     ("x,x,a,r", "model_b", "judged against itself"),
     ("x,y,maybe,r", "outcome", "is not an outcome"),

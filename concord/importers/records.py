@@ -6,8 +6,10 @@ row is a dict of its cells (text), a JSON Lines row the object itself (strings, 
 bytes that are not UTF-8, a line longer than :data:`MAX_LINE_CHARS`, a JSON line that is
 not an object or breaks the bounds of :func:`concord.importers.safe_load.load_json`) go
 to the caller's :class:`~concord.errors.ProblemLog` with the file and line; the row is
-left out. The format is the file's suffix: ``.jsonl``/``.ndjson`` (JSON Lines), ``.tsv``
-(tab-separated), anything else CSV.
+left out. The format is the file's suffix: ``.jsonl``/``.ndjson`` (JSON Lines), ``.json``
+(one JSON array of objects, as arena battle logs are published, read an object at a time;
+its rows are the objects, numbered from 1; a ``.json`` file that starts with ``{`` is JSON
+Lines), ``.tsv`` (tab-separated), anything else CSV.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from concord.errors import Problem, ProblemLog
+from concord.importers import json_stream
 from concord.importers.safe_load import LoadError, load_json
 from concord.importers.tables import header_text, regular_file_problem
 
@@ -32,9 +35,19 @@ Record = dict[str, Any]
 HeaderCheck = Callable[[list[str]], str | None]
 
 
+# A JSON array is read an element at a time (bounded memory), so the file's size is not
+# bounded beyond what a long import takes; each element is (json_stream.MAX_ITEM_BYTES).
+MAX_ARRAY_BYTES = 1 << 40
+
+
 def is_jsonl(path: Path) -> bool:
     """Whether ``path`` is read as JSON Lines (by its suffix)."""
     return path.suffix.lower() in JSON_SUFFIXES
+
+
+def is_json(path: Path) -> bool:
+    """Whether ``path`` is read as JSON of either kind (JSON Lines or a ``.json`` array)."""
+    return is_jsonl(path) or path.suffix.lower() == ".json"
 
 
 def read_records(path: Path, log: ProblemLog,
@@ -49,8 +62,10 @@ def read_records(path: Path, log: ProblemLog,
     if problem is not None:
         log.add(problem)
         return
-    if is_jsonl(path):
+    if is_jsonl(path) or (path.suffix.lower() == ".json" and not _starts_array(path)):
         yield from _jsonl(path, log)
+    elif path.suffix.lower() == ".json":
+        yield from _json_array(path, log)
     else:
         yield from _csv(path, log, check)
 
@@ -81,6 +96,30 @@ def _jsonl(path: Path, log: ProblemLog) -> Iterator[tuple[int, Record]]:
                                 row=n))
                 continue
             yield n, obj
+
+
+def _starts_array(path: Path) -> bool:
+    """Whether the file's first character after a BOM and white space is ``[``."""
+    with path.open("rb") as f:
+        head = f.read(4096).removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
+    return head.startswith(b"[")
+
+
+def _json_array(path: Path, log: ProblemLog) -> Iterator[tuple[int, Record]]:
+    """The objects of a JSON array, numbered from 1 as its rows (a published array is often
+    one line: its line numbers would not tell the objects apart)."""
+    file, row = str(path), 0
+    try:
+        for row, (_, obj) in enumerate(json_stream.read_array(
+                path, MAX_ARRAY_BYTES, "object", "a JSON array of objects"), start=1):
+            if not isinstance(obj, dict):
+                log.add(Problem(file, f"expected a JSON object, got {type(obj).__name__}",
+                                row=row))
+                continue
+            yield row, obj
+    except LoadError as exc:  # the rest of the array cannot be read reliably
+        where = f"line {exc.line} of the file, " if exc.line else ""
+        log.add(Problem(file, f"{exc.message} ({where}at object {row + 1})"))
 
 
 def _csv(path: Path, log: ProblemLog, check: HeaderCheck) -> Iterator[tuple[int, Record]]:

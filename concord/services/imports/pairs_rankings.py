@@ -16,7 +16,7 @@ from pathlib import Path
 
 from concord.errors import InputError, Problem, ProblemLog
 from concord.importers import label_studio_labels, ranking_rows, votes
-from concord.importers.records import is_jsonl
+from concord.importers.records import is_json
 from concord.importers.tables import regular_file_problem
 from concord.store import studies as study_store
 from concord.store.imports import label_writes
@@ -76,7 +76,7 @@ def wrote(counts: LabelCounts) -> bool:
 def has_labels(path: Path) -> bool:
     """Whether a ratings CSV is Concord's export with a ``kind`` column (so it may hold
     pair and ranking rows): read from its header line only."""
-    if is_jsonl(path) or regular_file_problem(path) is not None:
+    if is_json(path) or regular_file_problem(path) is not None:
         return False  # a pipe would block the open below; the ratings reader reports it
     try:
         with path.open(encoding="utf-8", errors="replace", newline="") as f:
