@@ -1,4 +1,4 @@
-"""Streaming reader of label tables (pair votes, rankings): CSV, TSV or JSON Lines.
+"""Streaming reader of label tables (pair votes, rankings): CSV, TSV, JSON or Parquet.
 
 Yields ``(line, record)`` one row at a time, so memory does not grow with the file: a CSV
 row is a dict of its cells (text), a JSON Lines row the object itself (strings, numbers,
@@ -9,7 +9,9 @@ to the caller's :class:`~concord.errors.ProblemLog` with the file and line; the 
 left out. The format is the file's suffix: ``.jsonl``/``.ndjson`` (JSON Lines), ``.json``
 (one JSON array of objects, as arena battle logs are published, read an object at a time;
 its rows are the objects, numbered from 1; a ``.json`` file that starts with ``{`` is JSON
-Lines), ``.tsv`` (tab-separated), anything else CSV.
+Lines), ``.parquet`` (:mod:`concord.importers.parquet_rows`: the published datasets of the
+Hugging Face Hub, their image columns left unread), ``.tsv`` (tab-separated), anything else
+CSV.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from concord.errors import Problem, ProblemLog
-from concord.importers import json_stream
+from concord.importers import json_stream, parquet_rows
 from concord.importers.safe_load import LoadError, load_json
 from concord.importers.tables import header_text, regular_file_problem
 
@@ -66,6 +68,8 @@ def read_records(path: Path, log: ProblemLog,
         yield from _jsonl(path, log)
     elif path.suffix.lower() == ".json":
         yield from _json_array(path, log)
+    elif path.suffix.lower() == ".parquet":
+        yield from parquet_rows.read(path, log, check)
     else:
         yield from _csv(path, log, check)
 

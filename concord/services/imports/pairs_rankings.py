@@ -76,7 +76,8 @@ def wrote(counts: LabelCounts) -> bool:
 def has_labels(path: Path) -> bool:
     """Whether a ratings CSV is Concord's export with a ``kind`` column (so it may hold
     pair and ranking rows): read from its header line only."""
-    if is_json(path) or regular_file_problem(path) is not None:
+    if is_json(path) or path.suffix.lower() == ".parquet" or \
+            regular_file_problem(path) is not None:
         return False  # a pipe would block the open below; the ratings reader reports it
     try:
         with path.open(encoding="utf-8", errors="replace", newline="") as f:
