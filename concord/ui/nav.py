@@ -1,10 +1,12 @@
-"""The app's pages and who may open which: every page is known on every run, so a typed
-URL, a bookmark or a reload never ends on "Page not found"; a page that is not for the
-visitor shows the sign-in form, sends them to their own first page, or says why not."""
+"""Who may open which of the app's pages (app.py lists them and calls ``st.navigation``):
+every page is known on every run, so a typed URL, a bookmark or a reload never ends on
+"Page not found"; a page that is not for the visitor shows the sign-in form, sends them to
+their own first page, or says why not."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import streamlit as st
 from sqlite_utils import Database
@@ -23,79 +25,83 @@ class Spec:
     icon: str
 
 
-SIGN_IN = Spec("pages/sign_in.py", "Sign in", ":material/key:")
-START = Spec("pages/start.py", "Before you start", ":material/flag:")
-RATE = Spec("pages/rate.py", "Rate images", ":material/star:")
-RANK = Spec("pages/rank.py", "Rank images", ":material/leaderboard:")
-PAIR = Spec("pages/pair.py", "Compare pairs", ":material/compare:")
-MY_WORK = Spec("pages/my_work.py", "My ratings", ":material/history:")
-RESEARCH = (Spec("pages/dashboard.py", "Agreement dashboard", ":material/analytics:"),
-            Spec("pages/studies.py", "Studies", ":material/folder:"),
-            Spec("pages/raters.py", "Raters", ":material/group:"),
-            Spec("pages/progress.py", "Progress", ":material/monitoring:"),
-            Spec("pages/adjudicate.py", "Adjudicate", ":material/gavel:"),
-            Spec("pages/metrics.py", "Metrics", ":material/speed:"),
-            Spec("pages/export.py", "Export", ":material/download:"))
-RATER = (START, RATE, RANK, PAIR, MY_WORK)
-ALL = (SIGN_IN, *RESEARCH, *RATER)
+@dataclass(frozen=True, slots=True)
+class Pages:
+    """Every page of the app, by the part it plays (app.py lists them)."""
+
+    sign_in: Spec
+    start: Spec  # instructions, consent and practice before a rater's first item
+    rate: Spec
+    rank: Spec
+    pair: Spec
+    my_work: Spec
+    research: tuple[Spec, ...]
+
+    def all(self) -> tuple[Spec, ...]:
+        return (self.sign_in, *self.research, self.start, self.rate, self.rank, self.pair,
+                self.my_work)
 
 
-def allowed(db: Database, user: auth.User | None) -> list[Spec]:
+def allowed(db: Database, user: auth.User | None, table: Pages) -> list[Spec]:
     """The pages ``user`` works with, in menu order (the first is their home page)."""
     if user is None:
-        return [SIGN_IN]
+        return [table.sign_in]
     if user.is_researcher:
-        return list(RESEARCH)
+        return list(table.research)
     if signin.onboarding_stage(db, user) != "work":
         # Instructions, consent and the practice block come before any real item.
-        return [START]
+        return [table.start]
     rated = [studies.get(db, s) for s in user.studies]
     protocols = {s.protocol for s in rated}
-    pages = [RATE] if protocols & {"score", "both"} else []
-    pages += [RANK] if protocols & {"rank", "both"} else []
-    pages += [PAIR] if any(s.has_pairs for s in rated) else []
-    return [*pages, MY_WORK]
+    pages = [table.rate] if protocols & {"score", "both"} else []
+    pages += [table.rank] if protocols & {"rank", "both"} else []
+    pages += [table.pair] if any(s.has_pairs for s in rated) else []
+    return [*pages, table.my_work]
 
 
 @dataclass(frozen=True, slots=True)
-class Chosen:
-    """The page the URL names (``page``), the visitor's own pages and each page's object."""
+class Menu:
+    """What ``st.navigation`` gets (``sections``, ``position``), the visitor's own pages
+    (``mine``) and each page's object."""
 
-    page: st.Page
+    sections: dict[str, list[st.Page]]
+    position: Literal["sidebar", "hidden"]
     mine: list[Spec]
     pages: dict[Spec, st.Page]
+    table: Pages
 
 
-def select(db: Database, user: auth.User | None) -> Chosen:
-    """Register every page (those not for ``user`` hidden from the menu); the one the URL
-    names is returned, to be opened by :func:`open_page` (after the sidebar is drawn)."""
-    mine = allowed(db, user)
+def menu(db: Database, user: auth.User | None, table: Pages) -> Menu:
+    """Every page, those not for ``user`` hidden from the menu: every page is known on
+    every run, so the one a URL names is found and :func:`open_page` decides."""
+    mine = allowed(db, user, table)
     pages = {spec: st.Page(spec.path, title=spec.title, icon=spec.icon,
                            default=spec == mine[0],
                            visibility="visible" if spec in mine else "hidden")
-             for spec in ALL}
+             for spec in table.all()}
     header = "Research" if user is not None and user.is_researcher else ""
-    menu = {header: [*(pages[s] for s in mine), *(pages[s] for s in ALL if s not in mine)]}
-    page = st.navigation(menu, position="hidden" if len(mine) == 1 else "sidebar")
-    return Chosen(page, mine, pages)
+    ordered = [*(pages[s] for s in mine), *(pages[s] for s in table.all() if s not in mine)]
+    return Menu({header: ordered}, "hidden" if len(mine) == 1 else "sidebar", mine, pages,
+                table)
 
 
-def open_page(db: Database, user: auth.User | None, chosen: Chosen) -> None:
-    """Run the chosen page, or what stands in for it: the sign-in form (the page opens
-    once the researcher signs in), a rater's own first page, or why not."""
-    spec = next((s for s, p in chosen.pages.items() if p is chosen.page), chosen.mine[0])
+def open_page(db: Database, user: auth.User | None, menu: Menu, page: st.Page) -> None:
+    """Run ``page`` (the one ``st.navigation`` chose), or what stands in for it: the
+    sign-in form (the page opens once the researcher signs in), a rater's own first page,
+    or why not."""
+    spec = next((s for s, p in menu.pages.items() if p is page), menu.mine[0])
     study = session.current_study(user.studies) if user and not user.is_researcher else None
     if study is not None:  # a screen the study cannot use is told so before anything else
         screen_check.require(Devices.of(studies.get(db, study).settings))
-    if spec in chosen.mine:
+    if spec in menu.mine:
         try:
-            chosen.page.run()
+            page.run()
         finally:  # also when the page stops or reruns: its modules are imported by now
             runtime.freeze_long_lived()
     elif user is None:
         signin.form(db)
-    elif spec in RESEARCH:
+    elif spec in menu.table.research:
         st.error(f"This page is for researchers; you are signed in as {user.name!r}. Your "
                  "own pages are in the menu.")
     else:
-        st.switch_page(chosen.pages[chosen.mine[0]])
+        st.switch_page(menu.pages[menu.mine[0]])

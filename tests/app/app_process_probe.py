@@ -22,10 +22,9 @@ SECRET = "probe-secret-for-one-run"  # a throw-away admin secret for this run
 
 
 def registered_pages(app: Path) -> list[str]:
-    """The page files app.py registers (``st.Page("pages/...")``), or, as now, lists in
-    concord/ui/nav.py (``Spec("pages/...")``), through which app.py navigates."""
-    nav = app.parent / "concord" / "ui" / "nav.py"
-    text = app.read_text(encoding="utf-8") + nav.read_text(encoding="utf-8")
+    """The page files app.py registers (``st.Page("pages/...")`` or, as now, the
+    ``Spec("pages/...")`` of its page table)."""
+    text = app.read_text(encoding="utf-8")
     return re.findall(r'(?:st\.Page|Spec)\(\s*"(pages/[^"]+\.py)"', text)
 
 
