@@ -126,3 +126,53 @@ def test_plain_columns_and_values():
     stamp = dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
     assert parquet_rows._value([stamp, [dt.date(2024, 1, 2)]]) == [
         "2024-01-02T03:04:05+00:00", ["2024-01-02"]]
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".json"])
+def test_a_fifo_or_a_symlink_loop_is_refused_before_anything_is_read(tmp_path, capsys,
+                                                                     suffix):
+    import os
+
+    fifo = tmp_path / f"pipe{suffix}"
+    os.mkfifo(fifo)  # opening it to sniff or read would wait for a writer for ever
+    loop = tmp_path / f"loop{suffix}"
+    loop.symlink_to(loop)
+    for path in (fifo, loop):
+        assert run(tmp_path / "x.db", "import-pairs", "--study", "s", path) == 1
+        err = capsys.readouterr().err
+        assert str(path) in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_a_huge_integer_and_an_empty_array(tmp_path, capsys):
+    huge = tmp_path / "huge.json"
+    huge.write_text('[{"model_a": "x", "model_b": "y", "winner": "a", "tstamp": '
+                    + "9" * 5000 + "}]")
+    assert run(tmp_path / "x.db", "import-pairs", "--study", "s", huge) == 1
+    err = capsys.readouterr().err
+    assert "huge.json" in err and "digits" in err and "Traceback" not in err
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    assert run(tmp_path / "x.db", "import-pairs", "--study", "s", empty) == 1
+    assert "empty.json" in capsys.readouterr().err
+    db = open_db(tmp_path / "x.db")
+    assert db.execute("SELECT COUNT(*) FROM studies").fetchone()[0] == 0
+    db.close()
+
+
+def test_ranks_per_model_written_by_pandas(tmp_path, capsys):
+    """Another tool's file: a categorical model column, zone-aware times, pandas' index."""
+    import pandas as pd
+
+    path = tmp_path / "ranks.parquet"
+    pd.DataFrame({"prompt_id": ["p1"] * 4 + ["p2"] * 4, "rater": ["e1"] * 8,
+                  "model": pd.Categorical(["a", "b", "c", "d"] * 2),
+                  "rank": [1, 2, 2, 4, 4, 3, 2, 1],
+                  "time": pd.to_datetime(["2024-01-01T10:00:00+02:00"] * 8)},
+                 index=range(100, 108)).to_parquet(path)
+    assert run(tmp_path / "x.db", "import-rankings", "--study", "ex", path) == 0
+    assert "2 rankings read: 2 added" in capsys.readouterr().out
+    db = open_db(tmp_path / "x.db")
+    frame = frames.rankings_frame(db, study_store.get_study(db, "ex").id)
+    p1 = frame[frame.prompt_id == "p1"].sort_values("model")
+    assert p1["rank"].tolist() == [1, 2.5, 2.5, 4]  # 1, 2, 2, 4 as the screen stores ties
+    db.close()
