@@ -21,6 +21,7 @@ DEFAULT_DB = ROOT / "data" / "concord.db"
 # user part, never shown in a message.
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 _PASSWORD = re.compile(r"(//[^:/@\s]*):[^@/\s]*@")
+_POSTGRES = re.compile(r"postgres(?:ql)?(?:\+[a-z0-9]+)?", re.IGNORECASE)
 DEMO_MANIFEST = ROOT / "data" / "demo" / "study.yaml"
 
 
@@ -34,6 +35,10 @@ class Settings:
 
     db_path: Path
     base_url: str = "http://localhost:8501"
+    # A PostgreSQL database (CONCORD_DB=postgresql://…); None: the SQLite file db_path.
+    # With one, db_path is a local stem for what lives beside a database (media cache,
+    # address file, run logs): data/postgresql-<database name>.
+    db_url: str | None = None
     admin_secret: str | None = None
     base_url_explicit: bool = False
     # Behind a reverse proxy every visitor comes from the proxy's address: with
@@ -43,6 +48,16 @@ class Settings:
     # How long a researcher stays signed in (CONCORD_SESSION_HOURS; a reload or a new tab
     # keeps the session: concord.services.research_session).
     session_hours: float = 12.0
+
+    @property
+    def shown(self) -> str:
+        """The database for messages: the SQLite file, or the URL with its password masked."""
+        return mask_password(self.db_url) if self.db_url else str(self.db_path)
+
+    @property
+    def database(self) -> str | Path:
+        """What ``open_db`` opens: the PostgreSQL URL, else the SQLite file."""
+        return self.db_url or self.db_path
 
     @property
     def media_cache(self) -> Path:
@@ -65,27 +80,30 @@ class Settings:
             ConcordError: ``CONCORD_SESSION_HOURS`` is not a number of hours from 0.1 to
                 2160 (90 days); the database is given as a URL that is not ``sqlite:///``.
         """
-        path = database_path(db, os.environ.get("CONCORD_DB"))
+        target = database_target(db, os.environ.get("CONCORD_DB"))
+        url = target if isinstance(target, str) else None
+        path = local_stem(target) if url else Path(target)
         port = _port(os.environ.get("CONCORD_PORT"))
         given = os.environ.get("CONCORD_BASE_URL") or None
         served = None if given or port else recorded_address(path)
         base = (given or served or f"http://localhost:{port or DEFAULT_PORT}").rstrip("/")
         secret = os.environ.get("CONCORD_ADMIN_SECRET") or None
-        return cls(db_path=path, base_url=base, admin_secret=secret,
+        return cls(db_path=path, db_url=url, base_url=base, admin_secret=secret,
                    base_url_explicit=given is not None,
                    trust_proxy=os.environ.get("CONCORD_TRUST_PROXY", "") == "1",
                    session_hours=_hours(os.environ.get("CONCORD_SESSION_HOURS")))
 
 
-def database_path(given: str | Path | None, env: str | None) -> Path:
-    """The SQLite file of ``--db`` (``given``), else of ``CONCORD_DB``, else the default:
-    a path, or a ``sqlite:///`` URL (``sqlite:///data/x.db`` relative, ``sqlite:////srv/x.db``
-    absolute, as SQLAlchemy writes them).
+def database_target(given: str | Path | None, env: str | None) -> Path | str:
+    """The database of ``--db`` (``given``), else of ``CONCORD_DB``, else the default: a
+    SQLite file as a path or a ``sqlite:///`` URL (``sqlite:///data/x.db`` relative,
+    ``sqlite:////srv/x.db`` absolute, as SQLAlchemy writes them), or a PostgreSQL URL
+    (``postgresql://user@host:5432/concord``, also ``postgresql+psycopg://``), returned as
+    the URL string.
 
     Raises:
-        ConcordError: a URL of another kind. A ``postgresql://`` one is told that Concord
-            does not run on PostgreSQL yet (read as a path it would have made a folder
-            named ``postgresql:`` and a new, empty database in it).
+        ConcordError: a URL of another kind (read as a path it would make a folder named
+            after the scheme and a new, empty database in it).
     """
     source = "--db" if given else "CONCORD_DB"
     text = str(given or env or DEFAULT_DB)
@@ -97,13 +115,41 @@ def database_path(given: str | Path | None, env: str | None) -> Path:
         rest = text[len(scheme.group(0)) + 1:]
         if rest and "?" not in rest:  # SQLAlchemy's options (?mode=ro) are not read here
             return Path(rest)
-    shown = _PASSWORD.sub(r"\1:***@", text)[:200]
-    if name.startswith("postgres"):
-        raise ConcordError(f"{source}={shown!r}: Concord does not run on PostgreSQL yet "
-                           "(docs/scale.md#past-one-host); give the SQLite file as a path "
-                           "or a sqlite:/// URL")
+    shown = mask_password(text)
+    if _POSTGRES.fullmatch(name):
+        if not _pg_database_name(text):
+            raise ConcordError(f"{source}={shown!r} names no database: end the URL with "
+                               "/<database>, e.g. postgresql://concord@db.example/concord")
+        return text
     raise ConcordError(f"{source}={shown!r} is not a database Concord can open: give a "
-                       "SQLite file as a path or a sqlite:/// URL (sqlite:///data/concord.db)")
+                       "SQLite file as a path or a sqlite:/// URL (sqlite:///data/concord.db),"
+                       " or a PostgreSQL URL (postgresql://user@host/database)")
+
+
+def database_path(given: str | Path | None, env: str | None) -> Path:
+    """The SQLite file of ``--db`` / ``CONCORD_DB`` (:func:`database_target`); for a
+    PostgreSQL URL, its local stem (:func:`local_stem`)."""
+    target = database_target(given, env)
+    return local_stem(target) if isinstance(target, str) else target
+
+
+def mask_password(url: str) -> str:
+    """``url`` with the password of its user part shown as ``***`` (at most 200 chars)."""
+    return _PASSWORD.sub(r"\1:***@", url)[:200]
+
+
+def _pg_database_name(url: str) -> str:
+    after = url.split("://", 1)[1]
+    path = after.split("/", 1)[1] if "/" in after else ""
+    return path.split("?", 1)[0]
+
+
+def local_stem(url: str) -> Path:
+    """Where the files that live beside a database go for a PostgreSQL one (the media
+    cache, the address file, run logs): ``data/postgresql-<database name>``, in this
+    host's Concord folder (each host keeps its own; they are caches and notes)."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", _pg_database_name(url))[:100] or "concord"
+    return DEFAULT_DB.parent / f"postgresql-{name}"
 
 
 def address_file(db_path: Path) -> Path:

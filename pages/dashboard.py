@@ -10,7 +10,7 @@ from concord.ui import dashboard_view as view
 
 session.require_researcher()
 db = session.db()
-db_path = str(session.settings().db_path)
+db_path = str(session.settings().database)
 study = session.current_study(tuple(report.study_names(db)))
 st.title("Agreement dashboard")
 session.show_flash()

@@ -22,7 +22,7 @@ st.caption("Each file is built when you click its button. CSV cells that start l
            "is a folder: `python -m concord export --study NAME --format hf -o FOLDER` "
            "(see docs/exports.md).")
 everyone = st.checkbox("Include raters excluded from the study", key="export_excluded")
-path = session.settings().db_path
+path = session.settings().database
 
 
 def check_study() -> None:

@@ -96,11 +96,21 @@ def test_the_database_is_a_path_or_a_sqlite_url(env, given, expected):
     "postgresql+psycopg://concord@db/concord",
     "postgres://db/concord",
 ])
-def test_a_postgresql_url_is_refused_without_its_password(env, url):
+def test_a_postgresql_url_selects_postgresql(env, url):
     env.setenv("CONCORD_DB", url)
-    with pytest.raises(ConcordError, match="does not run on PostgreSQL yet") as err:
-        Settings.from_env()
-    assert "CONCORD_DB=" in str(err.value) and "hunter2" not in str(err.value)
+    settings = Settings.from_env()
+    assert settings.db_url == url and settings.database == url
+    assert "hunter2" not in settings.shown  # messages never show the password
+    # files that live beside a database (media cache, address) go to a local stem
+    assert settings.db_path.name == "postgresql-concord"
+
+
+@pytest.mark.parametrize("url", ["postgresql://db", "postgresql://u:hunter2@db/",
+                                 "postgres://db/?sslmode=require"])
+def test_a_postgresql_url_without_a_database_is_refused(env, url):
+    with pytest.raises(ConcordError, match="names no database") as err:
+        Settings.from_env(url)
+    assert "hunter2" not in str(err.value)
 
 
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///", "sqlite:///x.db?mode=ro",
@@ -112,12 +122,12 @@ def test_other_urls_are_refused(env, url):
 
 def test_the_cli_says_what_is_wrong_and_makes_nothing(env, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    env.setenv("CONCORD_DB", "postgresql://u:pw@localhost/db")
+    env.setenv("CONCORD_DB", "mysql://u:pw@localhost/db")
     assert cli_main(["studies"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("error: CONCORD_DB='postgresql://u:***@localhost/db'")
+    assert err.startswith("error: CONCORD_DB='mysql://u:***@localhost/db'")
     assert "pw@" not in err
-    assert list(tmp_path.iterdir()) == []  # no folder named postgresql: and no database
+    assert list(tmp_path.iterdir()) == []  # no folder named mysql: and no database
     env.setenv("CONCORD_DB", str(tmp_path / "x.db"))
     env.setenv("CONCORD_SESSION_HOURS", "abc")
     assert cli_main(["studies"]) == 1

@@ -118,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except sqlite3.Error as exc:  # a --db that is not a usable SQLite file
-        print(f"error: database {settings.db_path}: {exc}", file=sys.stderr)
+        print(f"error: database {settings.shown}: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:  # an unreadable input or unwritable output path
         print(f"error: {exc}", file=sys.stderr)

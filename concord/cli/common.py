@@ -16,7 +16,7 @@ from concord.store.db import open_db
 
 def db_for(settings: Settings) -> Database:
     """Open the database named by ``--db`` / ``CONCORD_DB`` (created if missing)."""
-    return open_db(settings.db_path)
+    return open_db(settings.database)
 
 
 def whole_number_arg(low: int, high: int) -> Callable[[str], int]:

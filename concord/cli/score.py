@@ -72,7 +72,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     open the store and score; the service loads the judge."""
     request = score_request.resolve(score_args.raw_request(args))
     evaluator = build_evaluator(request)  # a bad --option fails before the database opens
-    db = open_db(settings.db_path)
+    db = open_db(settings.database)
     previous = signal.signal(signal.SIGTERM, _cancel)
     try:
         summary = run_scoring(db, request, evaluator)

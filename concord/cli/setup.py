@@ -60,7 +60,7 @@ def _init(args: argparse.Namespace, settings: Settings) -> int:
         secret.current(settings)  # a weak CONCORD_ADMIN_SECRET stops `make run` here
     db = db_for(settings)
     summary = None if args.no_demo else studies.ensure_demo(db)
-    print(f"database ready: {settings.db_path}")
+    print(f"database ready: {settings.shown}")
     if summary is not None:
         print(f"loaded demo study {summary.study!r}: {summary.prompts_added} prompts, "
               f"{summary.images_added} images")

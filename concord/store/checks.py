@@ -16,8 +16,8 @@ def record(db: Database, study_id: int, rater_id: int, unit: str, item_id: int,
            passed: bool) -> bool:
     """Keep the result of a rater's first answer to a gold item; False when one was kept
     before (the answer is then not judged again)."""
-    cur = db.execute("INSERT OR IGNORE INTO gold_checks (study_id, rater_id, unit, item_id,"
-                     " passed, checked_at) VALUES (?, ?, ?, ?, ?, ?)",
+    cur = db.execute("INSERT INTO gold_checks (study_id, rater_id, unit, item_id,"
+                     " passed, checked_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                      [study_id, rater_id, unit, item_id, int(passed), now()])
     return cur.rowcount == 1
 
@@ -47,7 +47,8 @@ def ranking_gold(db: Database, prompt_id: int) -> dict[int, tuple[float, float]]
 def end_session(db: Database, study_id: int, rater_id: int, why: str) -> bool:
     """End a rater's work in a study (``skips`` or ``checks``; the first reason stays) and
     give back the slots of the items they hold open. Returns whether it ended now."""
-    db.execute("INSERT OR IGNORE INTO onboarding (study_id, rater_id) VALUES (?, ?)",
+    db.execute("INSERT INTO onboarding (study_id, rater_id) VALUES (?, ?)"
+               " ON CONFLICT DO NOTHING",
                [study_id, rater_id])
     cur = db.execute("UPDATE onboarding SET ended = ?, ended_at = ? WHERE study_id = ? AND"
                      " rater_id = ? AND ended IS NULL", [why, now(), study_id, rater_id])

@@ -41,8 +41,9 @@ WHERE j.study_id = :study AND {visible("c")}
 def insert(db: Database, study_id: int, rater_id: int, unit: str, item_id: int,
            submission: str, text: str, *, batch: int | None = None) -> None:
     """Keep the comment of one submission (inside the caller's transaction)."""
-    db.execute("INSERT OR IGNORE INTO comments (study_id, rater_id, unit, item_id,"
-               " submission, text, created_at, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    db.execute("INSERT INTO comments (study_id, rater_id, unit, item_id,"
+               " submission, text, created_at, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+               " ON CONFLICT DO NOTHING",
                [study_id, rater_id, unit, item_id, submission, text, now(), batch])
 
 

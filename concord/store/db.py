@@ -17,7 +17,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from concord.errors import ConcordError
-from concord.store import guard
+from concord.store import guard, pg
 from concord.store.migrations import migrations
 
 # A write waits this long for SQLite's single write lock before it fails with "database
@@ -49,6 +49,8 @@ def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool =
     """Open (and create or upgrade) the Concord database at ``path``.
 
     Open one per script run or thread: a ``sqlite3`` connection must not cross threads.
+    A PostgreSQL URL (``postgresql://…``) opens that database instead (concord.store.pg):
+    the same API, a connection from this process's pool, given back by ``close()``.
 
     Args:
         path: the SQLite file; ``":memory:"`` for a throw-away database.
@@ -65,6 +67,10 @@ def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool =
         DatabaseRefused: the file is not a Concord database (or new/empty), or a newer
             Concord wrote it; the file is left unchanged.
     """
+    if pg.is_url(path):
+        from concord.store.pg_open import open_pg
+
+        return open_pg(str(path), migrate=migrate, check_schema=check_schema)
     if str(path) != ":memory:":
         _prepare_file(Path(path))
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
@@ -127,6 +133,10 @@ def transaction(db: Database) -> Iterator[Database]:
         with db.atomic():
             yield db
         return
+    if pg.is_postgres(db):
+        with _pg_transaction(db):
+            yield db
+        return
     with _WRITE_LOCK:
         _begin_immediate(db.conn)
         try:
@@ -135,6 +145,37 @@ def transaction(db: Database) -> Iterator[Database]:
             db.conn.rollback()
             raise
         db.conn.execute("COMMIT")
+
+
+@contextlib.contextmanager
+def _pg_transaction(db: Database) -> Iterator[None]:
+    """BEGIN, then the write lock (pg.WRITE_LOCK_KEY) waited for up to BUSY_TIMEOUT_MS."""
+    conn = db.conn
+    conn.execute("BEGIN")
+    try:
+        conn.execute(f"SET LOCAL lock_timeout = {BUSY_TIMEOUT_MS}")
+        _LAST.retries = 0 if _pg_lock_free(conn) else 1
+        yield
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.execute("COMMIT")
+
+
+def _pg_lock_free(conn: Any) -> bool:
+    """Take the write lock; False when another writer held it (we waited)."""
+    if conn.execute("SELECT pg_try_advisory_xact_lock(?)", [pg.WRITE_LOCK_KEY]).fetchone()[0]:
+        return True
+    try:
+        conn.execute("SELECT pg_advisory_xact_lock(?)", [pg.WRITE_LOCK_KEY])
+    except sqlite3.OperationalError as exc:
+        if getattr(exc, "sqlstate", None) == "55P03":  # lock_not_available: timed out
+            raise DatabaseBusy(
+                f"the database has been busy for {BUSY_TIMEOUT_MS / 1000:g} s (a "
+                "researcher may be restoring a backup); nothing was saved, please "
+                "try again in a minute") from exc
+        raise
+    return False
 
 
 _LAST = threading.local()  # how many times this thread's last BEGIN found the lock taken
@@ -183,13 +224,13 @@ def now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
 
 
-def inserted_id(cursor: sqlite3.Cursor) -> int:
-    """The rowid of the row the INSERT run on ``cursor`` wrote (sqlite3 leaves
-    ``lastrowid`` None only before any row was inserted on the connection)."""
-    rowid = cursor.lastrowid
-    if rowid is None:
+def inserted_id(cursor: Any) -> int:
+    """The id of the row an ``INSERT … RETURNING id`` run on ``cursor`` wrote (both
+    engines: PostgreSQL has no ``lastrowid``)."""
+    row = cursor.fetchone()
+    if row is None:
         raise RuntimeError("no row was inserted")
-    return rowid
+    return int(row[0])
 
 
 def dumps(value: Any) -> str:

@@ -124,9 +124,9 @@ def insert_judgment(db: Database, study_id: int, pair_id: int, rater_id: int, cr
         "SELECT COALESCE(MAX(revision), 0) + 1 FROM pair_judgments WHERE pair_id = ? AND"
         " rater_id = ? AND criterion = ?", [pair_id, rater_id, criterion]).fetchone()[0]
     cur = db.execute(
-        "INSERT OR IGNORE INTO pair_judgments (study_id, pair_id, rater_id, criterion,"
+        "INSERT INTO pair_judgments (study_id, pair_id, rater_id, criterion,"
         " left_image, right_image, outcome, revision, submission, action, seconds, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         [study_id, pair_id, rater_id, criterion, *placement, outcome, rev, submission, action,
          seconds, now()])
     return cur.rowcount == 1

@@ -55,7 +55,7 @@ def ensure_rater(db: Database, name: str, role: str = "rater") -> Rater:
     if rows:
         return _row(rows[0])
     check_name(name, "rater")
-    cur = db.execute("INSERT INTO raters (name, role, created_at) VALUES (?, ?, ?)",
+    cur = db.execute("INSERT INTO raters (name, role, created_at) VALUES (?, ?, ?) RETURNING id",
                      [name, role, now()])
     return Rater(inserted_id(cur), name, role, False)
 
@@ -73,8 +73,8 @@ def issue_token(db: Database, name: str, *, role: str = "rater", study_id: int |
         db.execute("UPDATE raters SET token_hash = ?, revoked_at = NULL, role = ? WHERE id = ?",
                    [hash_token(token), role, rater.id])
         if study_id is not None:
-            db.execute("INSERT OR IGNORE INTO study_raters (study_id, rater_id, added_at)"
-                       " VALUES (?, ?, ?)", [study_id, rater.id, now()])
+            db.execute("INSERT INTO study_raters (study_id, rater_id, added_at)"
+                       " VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [study_id, rater.id, now()])
         audit(db, actor, "issue_token", None, rater=name, role=role, study_id=study_id)
     return token
 
@@ -122,8 +122,8 @@ def is_revoked(db: Database, rater_id: int) -> bool:
 def add_to_study(db: Database, rater_id: int, study_id: int) -> None:
     """Assign a rater to a study."""
     with transaction(db):
-        db.execute("INSERT OR IGNORE INTO study_raters (study_id, rater_id, added_at)"
-                   " VALUES (?, ?, ?)", [study_id, rater_id, now()])
+        db.execute("INSERT INTO study_raters (study_id, rater_id, added_at)"
+                   " VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [study_id, rater_id, now()])
 
 
 def studies_of(db: Database, rater_id: int) -> list[int]:

@@ -137,16 +137,18 @@ def insert_ranking(db: Database, study_id: int, prompt_id: int, rater_id: int, c
     cur = db.execute(
         "INSERT INTO rankings (study_id, prompt_id, rater_id, criterion, revision,"
         " submission, action, retracted, display_order, seconds, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (submission) DO NOTHING",
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (submission) DO NOTHING"
+        " RETURNING id",
         [study_id, prompt_id, rater_id, criterion, rev, submission, action, int(not ranks),
          dumps(display_order), seconds, now()],
     )
-    if cur.rowcount == 0:
+    row = cur.fetchone()
+    if row is None:
         return False
     position = {image_id: i for i, image_id in enumerate(display_order)}
     db.conn.executemany(
         "INSERT INTO ranking_items (ranking_id, image_id, rank, position) VALUES (?, ?, ?, ?)",
-        [(cur.lastrowid, image_id, rank, position.get(image_id, -1))
+        [(row[0], image_id, rank, position.get(image_id, -1))
          for image_id, rank in ranks.items()],
     )
     return True

@@ -181,7 +181,7 @@ def _ensure_study(db: Database, plan: StudyPlan) -> tuple[int, bool]:
     if not rows:
         cur = db.execute(
             "INSERT INTO studies (name, protocol, rubric, root, settings, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
             [plan.name, plan.protocol, plan.rubric, plan.root, dumps(plan.settings), now()],
         )
         return inserted_id(cur), True
@@ -208,7 +208,7 @@ def _ensure_models(
     for name in names:
         if name not in existing:
             cur = db.execute(
-                "INSERT INTO models (study_id, name) VALUES (?, ?)", [study_id, name]
+                "INSERT INTO models (study_id, name) VALUES (?, ?) RETURNING id", [study_id, name]
             )
             existing[name] = inserted_id(cur)
             summary.models_added += 1
@@ -257,8 +257,8 @@ def _ensure_prompts(
         # New prompts go after the existing ones, in file order, without gaps.
         position = offset + summary.prompts_added
         cur = db.execute(
-            f"INSERT INTO prompts ({cols}) VALUES ({marks})", _prompt_row(study_id, p, position)
-        )
+            f"INSERT INTO prompts ({cols}) VALUES ({marks}) RETURNING id",
+            _prompt_row(study_id, p, position))
         ids[p.key] = inserted_id(cur)
         summary.prompts_added += 1
         summary.questions_added += _ensure_questions(db, ids[p.key], p)
@@ -271,8 +271,8 @@ def _ensure_questions(db: Database, prompt_id: int, p: PromptSpec) -> int:
     added = 0
     for pos, q in enumerate(p.questions):
         res = db.execute(
-            "INSERT OR IGNORE INTO questions (prompt_id, qkey, text, answer, skill, position)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO questions (prompt_id, qkey, text, answer, skill, position)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             [prompt_id, q.id, q.text, q.answer, q.skill, pos],
         )
         added += res.rowcount
@@ -331,8 +331,8 @@ def _ensure_gold(db: Database, study_id: int, plan: StudyPlan, summary: ImportSu
         if row is None:
             raise InputError([Problem("gold", f"no image for {g.prompt_key}/{g.model}/{g.sample}")])
         cur = db.execute(
-            "INSERT OR IGNORE INTO gold (image_id, unit, criterion, expected, tolerance)"
-            " VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO gold (image_id, unit, criterion, expected, tolerance)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             [row[0], g.unit, g.criterion, g.expected, g.tolerance],
         )
         summary.gold_added += cur.rowcount

@@ -82,7 +82,7 @@ def open_run_db() -> Database:
     old = st.session_state.get(_DB)
     if old is not None:
         old.conn.close()
-    db = open_database(settings().db_path, check_same_thread=False)
+    db = open_database(settings().database, check_same_thread=False)
     st.session_state[_DB] = db
     note_address()
     return db

@@ -87,9 +87,12 @@ def log_dir(settings: Settings) -> Path:
 
 def command(settings: Settings, req: RunRequest, run_id: str, log: Path) -> list[str]:
     """The ``python -m concord score`` command line of a request."""
-    argv = [sys.executable, "-m", "concord", "--db", str(settings.db_path.resolve()), "score",
-            "--study", req.study, "--metric", req.metric, "--device", req.device,
-            "--batch-size", req.batch_size.strip().lower(), "--no-progress",
+    # A PostgreSQL URL is not put on the command line (``ps`` shows it, password and all):
+    # the child reads CONCORD_DB from the environment it inherits, as the app did.
+    where = [] if settings.db_url else ["--db", str(settings.db_path.resolve())]
+    argv = [sys.executable, "-m", "concord", *where, "score", "--study", req.study,
+            "--metric", req.metric, "--device", req.device, "--batch-size",
+            req.batch_size.strip().lower(), "--no-progress",
             "--run-id", run_id, "--log-path", str(log)]
     if req.judge.strip():
         argv += ["--model", req.judge.strip()]

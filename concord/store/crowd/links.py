@@ -53,7 +53,7 @@ def insert_link(db: Database, study_id: int, token: str, platform: str,
     cur = db.execute(
         "INSERT INTO crowd_links (study_id, token_hash, platform, completion_code,"
         " completion_url, screenout_code, screenout_url, created_at, strict_ids)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         [study_id, hash_token(token), platform, codes.get("completion_code"),
          codes.get("completion_url"), codes.get("screenout_code"), codes.get("screenout_url"),
          now(), int(strict_ids)])

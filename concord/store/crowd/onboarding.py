@@ -35,7 +35,8 @@ def get(db: Database, study_id: int, rater_id: int) -> Onboarding:
 
 
 def _ensure(db: Database, study_id: int, rater_id: int) -> None:
-    db.execute("INSERT OR IGNORE INTO onboarding (study_id, rater_id) VALUES (?, ?)",
+    db.execute("INSERT INTO onboarding (study_id, rater_id) VALUES (?, ?)"
+               " ON CONFLICT DO NOTHING",
                 [study_id, rater_id])
 
 
@@ -103,8 +104,8 @@ def practice_rows(db: Database, study_id: int, rater_id: int) -> list[PracticeRo
 def open_practice(db: Database, study_id: int, rater_id: int, image_id: int,
                   position: int) -> None:
     """Serve a practice item (its time starts now); a second call changes nothing."""
-    db.execute("INSERT OR IGNORE INTO practice_answers (study_id, rater_id, image_id,"
-               " position, opened_at) VALUES (?, ?, ?, ?, ?)",
+    db.execute("INSERT INTO practice_answers (study_id, rater_id, image_id,"
+               " position, opened_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                [study_id, rater_id, image_id, position, now()])
 
 

@@ -72,10 +72,10 @@ def begin(db: Database, *, study_id: int | None, new: NewStudy | None, source: s
         stamp = now()
         cur = db.execute(
             "INSERT INTO import_batches (study_id, state, new_study, source, pid, host,"
-            " started_at, heartbeat) VALUES (?, 'pending', ?, ?, ?, ?, ?, ?)",
+            " started_at, heartbeat) VALUES (?, 'pending', ?, ?, ?, ?, ?, ?) RETURNING id",
             [target, int(new is not None), source, os.getpid(), socket.gethostname(),
              stamp, stamp])
-    batch_id = inserted_id(cur)
+        batch_id = inserted_id(cur)
     _MINE.add(batch_id)
     return Batch(batch_id, target, new is not None)
 
@@ -83,7 +83,7 @@ def begin(db: Database, *, study_id: int | None, new: NewStudy | None, source: s
 def _create_study(db: Database, new: NewStudy) -> int:
     try:
         cur = db.execute("INSERT INTO studies (name, protocol, rubric, root, settings,"
-                         " created_at) VALUES (?, ?, ?, NULL, ?, ?)",
+                         " created_at) VALUES (?, ?, ?, NULL, ?, ?) RETURNING id",
                          [new.name, new.protocol, new.rubric, dumps(new.settings), now()])
     except sqlite3.IntegrityError:
         raise ConcordError(f"study {new.name!r} is being created by another import right now;"

@@ -33,9 +33,9 @@ def begin(db: Database, study_id: int, source: str) -> int:
     with transaction(db):
         cursor = db.execute(
             "INSERT INTO score_imports (study_id, source, status, pid, host, created_at)"
-            " VALUES (?, ?, 'staging', ?, ?, ?)", [study_id, source, os.getpid(), this_host(),
-                                                   now()])
-    return inserted_id(cursor)
+            " VALUES (?, ?, 'staging', ?, ?, ?) RETURNING id",
+            [study_id, source, os.getpid(), this_host(), now()])
+        return inserted_id(cursor)
 
 
 def stage(db: Database, import_id: int, rows: Iterable[Sequence[Any]]) -> int:

@@ -1,0 +1,308 @@
+"""The PostgreSQL engine: the same store API as sqlite-utils' ``Database`` over psycopg.
+
+Every query of ``concord/store`` is written once, in SQL both engines accept; this module
+does only what differs between the engines and cannot be written in the query:
+
+- placeholders: the store writes ``?`` (sqlite3's style); psycopg's raw cursor takes
+  PostgreSQL's own ``$1, $2, …`` (so a ``%`` in a query is an ordinary character);
+- connections: one ``psycopg_pool.ConnectionPool`` per database URL and process, checked
+  before it is handed out (a restarted server's dead connections are replaced, not used);
+- results: ``numeric`` (what PostgreSQL's SUM and AVG of integers return) is read as an
+  ``int`` when whole and a ``float`` otherwise, as SQLite returns them.
+
+Connections run in autocommit mode; ``concord.store.db.transaction`` opens each write
+transaction and takes the write lock (:data:`WRITE_LOCK_KEY`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import psycopg
+from psycopg import RawCursor
+from psycopg.adapt import Loader
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+from sqlite_utils import Database
+
+# Transaction-scoped advisory lock every write transaction takes first: writers take turns
+# as SQLite's BEGIN IMMEDIATE makes them (every invariant of the store, from the last free
+# slot of an item to exactly-once imports, was written for one writer at a time), while
+# readers never wait (MVCC). The number is arbitrary; it names Concord's lock.
+WRITE_LOCK_KEY = 0x434F4E43  # "CONC"
+URL = re.compile(r"postgres(?:ql)?(?:\+[a-z0-9]+)?://", re.IGNORECASE)
+POOL_MAX = 10
+_POOLS: dict[str, ConnectionPool] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def is_url(target: object) -> bool:
+    """Whether ``target`` (a --db value) names a PostgreSQL database."""
+    return isinstance(target, str) and URL.match(target) is not None
+
+
+def libpq_url(url: str) -> str:
+    """``url`` as libpq takes it (SQLAlchemy's ``postgresql+psycopg://`` form is read)."""
+    return re.sub(r"^postgres(?:ql)?(?:\+[a-z0-9]+)?://", "postgresql://", url, flags=re.I)
+
+
+@functools.lru_cache(maxsize=4096)
+def translate(sql: str) -> tuple[str, tuple[str, ...]]:
+    """``sql`` as PostgreSQL takes it, and the names of its ``:name`` placeholders in order.
+
+    Outside quotes: ``?`` becomes ``$1, $2, …`` in order and ``:name`` one ``$n`` per name;
+    the two schema names SQLite gives a connection's databases become PostgreSQL's: ``main.``
+    (the database itself) is dropped and ``stage.`` (an import's private attached database,
+    concord.store.imports.staging) is the session's own temporary schema ``pg_temp``.
+    """
+    out: list[str] = []
+    names: list[str] = []
+    n, i = 0, 0
+    for quoted, part in _parts(sql):
+        if quoted:
+            out.append(part)
+            continue
+        part = _SCHEMAS.sub(lambda m: _SCHEMA_NAMES[m.group(1).lower()], part)
+        part = _INDEX_IN_STAGE.sub(r"\1", part).replace(" WITHOUT ROWID", "")
+        for token in _PLACEHOLDER.split(part):
+            if token == "?":
+                n += 1
+                token = f"${n}"
+            elif token.startswith(":") and not token.startswith("::") and len(token) > 1:
+                if token[1:] not in names:
+                    names.append(token[1:])
+                token = f"${names.index(token[1:]) + 1}"
+            out.append(token)
+        i += 1
+    return "".join(out), tuple(names)
+
+
+_PLACEHOLDER = re.compile(r"(\?|::|:[A-Za-z_][A-Za-z0-9_]*)")
+_SCHEMAS = re.compile(r"(?<![\w.$])(main|stage)\.(?=[A-Za-z_\"])", re.IGNORECASE)
+_SCHEMA_NAMES = {"main": "", "stage": "pg_temp."}
+# PostgreSQL puts an index in its table's schema and refuses a schema in its name.
+_INDEX_IN_STAGE = re.compile(r"(INDEX\s+)pg_temp\.", re.IGNORECASE)
+
+
+def _parts(sql: str) -> Iterator[tuple[bool, str]]:
+    """``sql`` cut into (quoted, text) runs: '…' literals and "…" names are quoted."""
+    start, quote = 0, ""
+    for i, ch in enumerate(sql):
+        if quote:
+            if ch == quote:
+                yield True, sql[start:i + 1]
+                start, quote = i + 1, ""
+        elif ch in ("'", '"'):
+            if i > start:
+                yield False, sql[start:i]
+            start, quote = i, ch
+    if start < len(sql):
+        yield bool(quote), sql[start:]
+
+
+def _args(names: tuple[str, ...], params: Any) -> list[Any] | None:
+    if params is None:
+        return None
+    if names:
+        return [params[name] for name in names]
+    return list(params)
+
+
+@contextlib.contextmanager
+def sqlite_errors() -> Iterator[None]:
+    """psycopg's errors as the ``sqlite3`` errors the store catches (one copy of each
+    ``except`` for both engines): a constraint broken is an ``IntegrityError``, anything
+    the server refused or could not do an ``OperationalError``; the original is chained."""
+    try:
+        yield
+    except psycopg.IntegrityError as exc:
+        raise PgIntegrityError(str(exc).strip(), exc) from exc
+    except (psycopg.OperationalError, psycopg.DataError, psycopg.ProgrammingError,
+            psycopg.InternalError, psycopg.NotSupportedError) as exc:
+        raise PgOperationalError(str(exc).strip(), exc) from exc
+
+
+class PgIntegrityError(sqlite3.IntegrityError):
+    """A PostgreSQL constraint violation (``.pg`` is psycopg's error, ``.sqlstate`` its code)."""
+
+    def __init__(self, message: str, pg: psycopg.Error) -> None:
+        super().__init__(message)
+        self.pg, self.sqlstate = pg, pg.sqlstate
+
+
+class PgOperationalError(sqlite3.OperationalError):
+    """A PostgreSQL error other than a constraint (``.pg``, ``.sqlstate`` as above)."""
+
+    def __init__(self, message: str, pg: psycopg.Error) -> None:
+        super().__init__(message)
+        self.pg, self.sqlstate = pg, pg.sqlstate
+
+
+class _NumericLoader(Loader):
+    """``numeric`` as SQLite would return it: an int when whole, else a float."""
+
+    def load(self, data: Any) -> int | float:
+        text = bytes(data).decode()
+        if "." in text or "e" in text.lower() or "N" in text:
+            return float(text)
+        return int(text)
+
+
+def _configure(conn: psycopg.Connection) -> None:
+    conn.adapters.register_loader("numeric", _NumericLoader)
+
+
+def pool(url: str) -> ConnectionPool:
+    """This process's connection pool for ``url`` (made on first use)."""
+    with _POOLS_LOCK:
+        found = _POOLS.get(url)
+        if found is None or found.closed:
+            found = ConnectionPool(
+                libpq_url(url), min_size=1, max_size=POOL_MAX, open=True,
+                kwargs={"autocommit": True}, configure=_configure,
+                check=ConnectionPool.check_connection, name="concord")
+            _POOLS[url] = found
+        return found
+
+
+def close_pools() -> None:
+    """Close every pool of this process (tests; the app keeps its pool for its life)."""
+    with _POOLS_LOCK:
+        for found in _POOLS.values():
+            found.close()
+        _POOLS.clear()
+
+
+class PgCursor:
+    """The part of ``sqlite3.Cursor`` the store uses, over a psycopg cursor."""
+
+    def __init__(self, cursor: psycopg.Cursor) -> None:
+        self._cur = cursor
+
+    @property
+    def rowcount(self) -> int:
+        return self._cur.rowcount
+
+    @property
+    def description(self) -> Any:
+        return self._cur.description
+
+    @property
+    def lastrowid(self) -> None:
+        return None  # PostgreSQL has none: the store writes INSERT … RETURNING id
+
+    def fetchone(self) -> Any:
+        return self._cur.fetchone() if self._cur.description else None
+
+    def fetchall(self) -> list[Any]:
+        return self._cur.fetchall() if self._cur.description else []
+
+    def fetchmany(self, size: int = 1) -> list[Any]:
+        return self._cur.fetchmany(size) if self._cur.description else []
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+
+class PgConnection:
+    """The part of ``sqlite3.Connection`` the store uses (``db.conn``)."""
+
+    def __init__(self, conn: psycopg.Connection, url: str) -> None:
+        self.raw, self.url = conn, url
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None, *,
+                row_factory: Any = None) -> PgCursor:
+        cur = RawCursor(self.raw, row_factory=row_factory) if row_factory else RawCursor(self.raw)
+        text, names = translate(sql)
+        with sqlite_errors():
+            cur.execute(text, _args(names, params))
+        return PgCursor(cur)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> PgCursor:
+        cur = RawCursor(self.raw)
+        text, names = translate(sql)
+        with sqlite_errors():
+            cur.executemany(text, [_args(names, r) for r in rows])
+        return PgCursor(cur)
+
+    def rollback(self) -> None:
+        if self.in_transaction:
+            self.raw.execute("ROLLBACK")
+
+    def commit(self) -> None:
+        if self.in_transaction:
+            self.raw.execute("COMMIT")
+
+    def __enter__(self) -> PgConnection:  # ``with conn:`` as sqlite3: one transaction
+        if not self.in_transaction:
+            self.raw.execute("BEGIN")
+        return self
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.rollback()
+
+    def close(self) -> None:
+        """Give the connection back to its pool (rolled back if left in a transaction)."""
+        if self.raw.closed:
+            return
+        self.rollback() if not self.raw.broken else None
+        pool(self.url).putconn(self.raw)
+
+
+class PgDatabase(Database):
+    """A Concord database on PostgreSQL, with the methods of sqlite-utils' ``Database``
+    that the store calls (``execute``, ``query``, ``conn``, ``atomic``, ``close``)."""
+
+    engine = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.conn = PgConnection(pool(url).getconn(), url)  # type: ignore[assignment]
+        self._savepoints = 0
+
+    def execute(self, sql: str, parameters: Any = None) -> Any:
+        return self.conn.execute(sql, parameters)
+
+    def query(self, sql: str, params: Any = None) -> Iterator[dict[str, Any]]:
+        yield from self.conn.execute(sql, params, row_factory=dict_row).fetchall()
+
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator[PgDatabase]:  # type: ignore[override]
+        """A savepoint inside the caller's transaction."""
+        self._savepoints += 1
+        name = f"concord_sp{self._savepoints}"
+        self.conn.raw.execute(f"SAVEPOINT {name}")
+        try:
+            yield self
+        except BaseException:
+            self.conn.raw.execute(f"ROLLBACK TO SAVEPOINT {name}")
+            raise
+        finally:
+            self._savepoints -= 1
+        self.conn.raw.execute(f"RELEASE SAVEPOINT {name}")
+
+    def table_names(self, fts4: bool = False, fts5: bool = False) -> list[str]:
+        return [r[0] for r in self.conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema ="
+            " current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name")]
+
+    def close(self) -> None:
+        self.conn.close()  # type: ignore[attr-defined]
+
+
+def is_postgres(db: object) -> bool:
+    """Whether ``db`` is a :class:`PgDatabase`."""
+    return isinstance(db, PgDatabase)

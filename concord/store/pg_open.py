@@ -1,0 +1,111 @@
+"""Opening a Concord database on PostgreSQL: refuse what is not one, create a new one.
+
+A PostgreSQL database is created at the current schema in one step (``pg_schema``); its
+``_sqlite_migrations`` table records the migrations that schema stands for, so a database
+copied between the engines (``concord migrate-db``) carries the same record, and a newer
+Concord's database is refused as on SQLite.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from concord import __version__
+from concord.store import guard, pg_schema
+from concord.store.pg import WRITE_LOCK_KEY, PgDatabase, sqlite_errors
+
+# URLs whose database this process has checked (or created) already: the app opens one
+# connection per page run, and the check reads the catalogue.
+_CHECKED: set[str] = set()
+_CHECKED_LOCK = threading.Lock()
+
+
+def open_pg(url: str, *, migrate: bool = True, check_schema: bool = True) -> PgDatabase:
+    """The Concord database at ``url``, created when the database holds no table.
+
+    Raises:
+        DatabaseRefused: not a Concord database, or one a newer Concord wrote; unchanged.
+        DatabaseUnreachable: no server answers at ``url`` (the password is not shown).
+    """
+    db = _connect(url)
+    try:
+        if url not in _CHECKED:
+            _check_or_create(db, url, migrate=migrate, check_schema=check_schema)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _connect(url: str) -> PgDatabase:
+    from psycopg_pool import PoolTimeout
+
+    try:
+        return PgDatabase(url)
+    except (PoolTimeout, OSError) as exc:
+        raise guard.DatabaseRefused(
+            f"database {shown(url)}: no PostgreSQL server answered ({exc}); nothing was "
+            "changed") from exc
+
+
+def shown(url: str) -> str:
+    """``url`` with its password masked, for messages."""
+    from concord.config import mask_password
+
+    return mask_password(url)
+
+
+def _check_or_create(db: PgDatabase, url: str, *, migrate: bool, check_schema: bool) -> None:
+    label = shown(url)
+    tables = set(db.table_names())
+    if not tables:
+        if not migrate:
+            return
+        _create(db)
+    else:
+        _check(db, label, tables, check_schema=check_schema)
+    with _CHECKED_LOCK:
+        _CHECKED.add(url)
+
+
+def _create(db: PgDatabase) -> None:
+    """The schema and its migration record, in one transaction under the write lock (two
+    processes opening a new database at once: the second finds it made)."""
+    with sqlite_errors(), db.conn.raw.transaction():
+        db.conn.raw.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK_KEY])
+        if db.table_names():
+            return
+        db.conn.raw.execute(pg_schema.DDL)
+        db.conn.executemany(
+            f"INSERT INTO {guard.MIGRATIONS_TABLE} (migration_set, name, applied_at)"
+            " VALUES ('concord', ?, CAST(now() AS TEXT))",
+            [[name] for name in pg_schema.MIGRATION_NAMES])
+
+
+def _check(db: PgDatabase, label: str, tables: set[str], *, check_schema: bool) -> None:
+    if guard.MIGRATIONS_TABLE not in tables:
+        few = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
+        raise guard.DatabaseRefused(
+            f"database {label} is not a Concord database (it holds {few}); nothing was "
+            "changed. Point --db (or CONCORD_DB) at a Concord database or an empty one")
+    applied = [r[0] for r in db.execute(
+        f"SELECT name FROM {guard.MIGRATIONS_TABLE} WHERE migration_set = 'concord'"
+        " ORDER BY id")]
+    known = pg_schema.MIGRATION_NAMES
+    unknown = [name for name in applied if name not in known]
+    if unknown:
+        raise guard.DatabaseRefused(
+            f"database {label} was written by a newer Concord: it has migration(s) "
+            f"{', '.join(unknown)}, and this Concord ({__version__}) knows migrations up to "
+            f"{known[-1]}. Upgrade Concord to open it; nothing was changed")
+    missing = [name for name in known if name not in applied]
+    if missing:
+        raise guard.DatabaseRefused(
+            f"database {label} lacks migration(s) {', '.join(missing[:5])}: it was made by "
+            "an older Concord on PostgreSQL or changed by hand; nothing was changed")
+    if check_schema:
+        lacking = sorted(set(pg_schema.TABLES) - tables)
+        if lacking:
+            raise guard.DatabaseRefused(
+                f"database {label} lacks table(s) {', '.join(lacking[:5])} although every "
+                "migration is recorded: it was changed by hand. Restore a backup")
