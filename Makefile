@@ -33,6 +33,8 @@ run: $(RUNTIME)
 	CONCORD_PORT=$(PORT) $(PY) -m concord init
 	$(VENV)/bin/streamlit run app.py --server.port $(PORT)
 
+# Installs (as root, on Debian) the programs the tests drive when missing: chromium, nginx
+# and postgresql (the tests start their own throw-away PostgreSQL server).
 browser:
 	@scripts/ensure-browser-tools.sh
 

@@ -22,6 +22,7 @@ from tests.helpers import (  # noqa: F401 - re-exported for older imports
     shared_path,
     write_png,
 )
+from tests.support.pg_server import MISSING_REASON as PG_MISSING_REASON
 
 
 @pytest.fixture
@@ -33,17 +34,32 @@ def shared() -> Path:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """With ``CI=true``, a test that skips for want of ../shared (marker ``shared`` or the
-    shared-data reason) or of Chromium (tests/browser) fails instead."""
+    shared-data reason), of Chromium (tests/browser) or of PostgreSQL (marker ``postgres``,
+    the ``pg_server`` fixture or its reason) fails instead."""
     outcome = yield
     report = outcome.get_result()
     if os.environ.get("CI", "").lower() != "true" or not report.skipped:
         return
     reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
     needs = (item.get_closest_marker("shared") is not None or "browser" in item.path.parts
-             or SHARED_REASON in reason)
+             or SHARED_REASON in reason or item.get_closest_marker("postgres") is not None
+             or "pg_server" in getattr(item, "fixturenames", ()) or PG_MISSING_REASON in reason)
     if needs:
         report.outcome = "failed"
         report.longrepr = f"CI=true and this test skipped: {reason}"
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """One throw-away PostgreSQL server (tests/support/pg_server.py) for the whole run, on a
+    Unix socket in a temporary folder; skips when PostgreSQL is not installed."""
+    from tests.support.pg_server import PgServer, unavailable_reason
+
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    with PgServer() as server:
+        yield server
 
 
 @pytest.fixture
