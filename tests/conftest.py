@@ -62,10 +62,49 @@ def pg_server():
         yield server
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Tests of a module marked ``both_engines`` that take ``db`` (or ``engine``) run twice:
+    on a SQLite file and on a PostgreSQL database of the throw-away server."""
+    if metafunc.definition.get_closest_marker("both_engines") is None:
+        return
+    if "db" in metafunc.fixturenames or "engine" in metafunc.fixturenames:
+        metafunc.parametrize("engine", ["sqlite", "postgresql"], indirect=True)
+
+
 @pytest.fixture
-def db(tmp_path: Path):
-    """A fresh, migrated database file."""
-    database = open_db(tmp_path / "concord.db")
+def engine(request: pytest.FixtureRequest) -> str:
+    """The engine a ``both_engines`` test runs on (``sqlite`` elsewhere)."""
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture
+def database_at(engine: str, request: pytest.FixtureRequest, tmp_path: Path):
+    """``database_at(name)``: where a new, empty database of this test's engine is — a
+    SQLite file in tmp_path, or a new database on the throw-away PostgreSQL server (its
+    URL) dropped after the test."""
+    made: list[str] = []
+    server = request.getfixturevalue("pg_server") if engine == "postgresql" else None
+
+    def at(name: str = "concord") -> str | Path:
+        if server is None:
+            return tmp_path / f"{name}.db"
+        made.append(f"t{len(made)}_{os.getpid()}_{abs(hash(request.node.nodeid)) % 10**9}")
+        return server.create_database(made[-1])
+
+    yield at
+    if server is not None:
+        from concord.store import pg
+
+        for name in made:
+            pg.close_pool(server.url(name))
+            server.drop_database(name)
+
+
+@pytest.fixture
+def db(database_at):
+    """A fresh, migrated database (a SQLite file; also PostgreSQL in ``both_engines``
+    modules)."""
+    database = open_db(database_at())
     yield database
     database.close()
 

@@ -64,6 +64,8 @@ COMMANDS = (
             "copy the database to a file, safely while raters are rating"),
     Command("restore", "concord.cli.backup",
             "replace the database with a backup (keeps a copy of it first)"),
+    Command("migrate-db", "concord.cli.migrate_db",
+            "copy a whole database between SQLite and PostgreSQL, checked table by table"),
 )
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from concord.errors import ConcordError
-from concord.store import guard, pg
+from concord.store import engine, guard
 from concord.store.migrations import migrations
 
 # A write waits this long for SQLite's single write lock before it fails with "database
@@ -67,7 +67,7 @@ def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool =
         DatabaseRefused: the file is not a Concord database (or new/empty), or a newer
             Concord wrote it; the file is left unchanged.
     """
-    if pg.is_url(path):
+    if engine.is_url(path):
         from concord.store.pg_open import open_pg
 
         return open_pg(str(path), migrate=migrate, check_schema=check_schema)
@@ -133,7 +133,7 @@ def transaction(db: Database) -> Iterator[Database]:
         with db.atomic():
             yield db
         return
-    if pg.is_postgres(db):
+    if engine.is_postgres(db):
         with _pg_transaction(db):
             yield db
         return
@@ -149,7 +149,7 @@ def transaction(db: Database) -> Iterator[Database]:
 
 @contextlib.contextmanager
 def _pg_transaction(db: Database) -> Iterator[None]:
-    """BEGIN, then the write lock (pg.WRITE_LOCK_KEY) waited for up to BUSY_TIMEOUT_MS."""
+    """BEGIN, then the write lock (engine.WRITE_LOCK_KEY) waited for up to BUSY_TIMEOUT_MS."""
     conn = db.conn
     conn.execute("BEGIN")
     try:
@@ -164,10 +164,10 @@ def _pg_transaction(db: Database) -> Iterator[None]:
 
 def _pg_lock_free(conn: Any) -> bool:
     """Take the write lock; False when another writer held it (we waited)."""
-    if conn.execute("SELECT pg_try_advisory_xact_lock(?)", [pg.WRITE_LOCK_KEY]).fetchone()[0]:
+    if conn.execute("SELECT pg_try_advisory_xact_lock(?)", [engine.WRITE_LOCK_KEY]).fetchone()[0]:
         return True
     try:
-        conn.execute("SELECT pg_advisory_xact_lock(?)", [pg.WRITE_LOCK_KEY])
+        conn.execute("SELECT pg_advisory_xact_lock(?)", [engine.WRITE_LOCK_KEY])
     except sqlite3.OperationalError as exc:
         if getattr(exc, "sqlstate", None) == "55P03":  # lock_not_available: timed out
             raise DatabaseBusy(

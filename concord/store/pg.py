@@ -31,20 +31,12 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 from sqlite_utils import Database
 
-# Transaction-scoped advisory lock every write transaction takes first: writers take turns
-# as SQLite's BEGIN IMMEDIATE makes them (every invariant of the store, from the last free
-# slot of an item to exactly-once imports, was written for one writer at a time), while
-# readers never wait (MVCC). The number is arbitrary; it names Concord's lock.
-WRITE_LOCK_KEY = 0x434F4E43  # "CONC"
-URL = re.compile(r"postgres(?:ql)?(?:\+[a-z0-9]+)?://", re.IGNORECASE)
+from concord.store.engine import WRITE_LOCK_KEY, is_postgres, is_url
+
+__all__ = ["WRITE_LOCK_KEY", "PgDatabase", "is_postgres", "is_url", "pool", "translate"]
 POOL_MAX = 10
 _POOLS: dict[str, ConnectionPool] = {}
 _POOLS_LOCK = threading.Lock()
-
-
-def is_url(target: object) -> bool:
-    """Whether ``target`` (a --db value) names a PostgreSQL database."""
-    return isinstance(target, str) and URL.match(target) is not None
 
 
 def libpq_url(url: str) -> str:
@@ -63,23 +55,22 @@ def translate(sql: str) -> tuple[str, tuple[str, ...]]:
     """
     out: list[str] = []
     names: list[str] = []
-    n, i = 0, 0
+    n = 0
     for quoted, part in _parts(sql):
         if quoted:
             out.append(part)
             continue
         part = _SCHEMAS.sub(lambda m: _SCHEMA_NAMES[m.group(1).lower()], part)
         part = _INDEX_IN_STAGE.sub(r"\1", part).replace(" WITHOUT ROWID", "")
-        for token in _PLACEHOLDER.split(part):
-            if token == "?":
+        for piece in _PLACEHOLDER.split(part):
+            if piece == "?":
                 n += 1
-                token = f"${n}"
-            elif token.startswith(":") and not token.startswith("::") and len(token) > 1:
-                if token[1:] not in names:
-                    names.append(token[1:])
-                token = f"${names.index(token[1:]) + 1}"
-            out.append(token)
-        i += 1
+                piece = f"${n}"
+            elif piece.startswith(":") and not piece.startswith("::") and len(piece) > 1:
+                if piece[1:] not in names:
+                    names.append(piece[1:])
+                piece = f"${names.index(piece[1:]) + 1}"
+            out.append(piece)
     return "".join(out), tuple(names)
 
 
@@ -169,6 +160,14 @@ def pool(url: str) -> ConnectionPool:
                 check=ConnectionPool.check_connection, name="concord")
             _POOLS[url] = found
         return found
+
+
+def close_pool(url: str) -> None:
+    """Close this process's pool for ``url`` (before its database is dropped)."""
+    with _POOLS_LOCK:
+        found = _POOLS.pop(url, None)
+    if found is not None:
+        found.close()
 
 
 def close_pools() -> None:
@@ -301,8 +300,3 @@ class PgDatabase(Database):
 
     def close(self) -> None:
         self.conn.close()  # type: ignore[attr-defined]
-
-
-def is_postgres(db: object) -> bool:
-    """Whether ``db`` is a :class:`PgDatabase`."""
-    return isinstance(db, PgDatabase)

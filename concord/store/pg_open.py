@@ -12,7 +12,8 @@ import threading
 
 from concord import __version__
 from concord.store import guard, pg_schema
-from concord.store.pg import WRITE_LOCK_KEY, PgDatabase, sqlite_errors
+from concord.store.engine import WRITE_LOCK_KEY
+from concord.store.pg import PgDatabase, sqlite_errors
 
 # URLs whose database this process has checked (or created) already: the app opens one
 # connection per page run, and the check reads the catalogue.
