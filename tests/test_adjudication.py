@@ -14,6 +14,8 @@ from tests.foundation_helpers import invited, make_folder_study, snapshot
 from tests.helpers import study_report
 from tests.pair_helpers import seed_pair_study
 
+pytestmark = pytest.mark.both_engines
+
 # Per rater: SC of the images in serving order; image 0 gets 0 / 1 / 1 (split).
 SC = {"ann": 0, "ben": 1, "cat": 1}
 

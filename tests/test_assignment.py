@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 from scipy.stats import spearmanr
 
 from concord.services.labelling import rating
 from concord.store import studies as study_store
 from concord.store import work
 from tests.foundation_helpers import study_with_raters
+
+pytestmark = pytest.mark.both_engines
 
 LIVE = "0000"  # a lease cutoff before any opened_at: every open assignment holds its slot
 

@@ -19,6 +19,8 @@ from concord.services.labelling.common import new_submission
 from concord.store import checklists as checklist_store
 from tests.foundation_helpers import invited, make_folder_study
 
+pytestmark = pytest.mark.both_engines
+
 SCALE = [0, 0.5, 1]
 BASE = {
     "id": "x", "title": "T", "task": "t", "source": {"title": "S"}, "scale": SCALE,

@@ -20,6 +20,8 @@ from concord.store import studies as study_store
 from concord.store.db import open_db
 from tests.foundation_helpers import invited, make_folder_study
 
+pytestmark = pytest.mark.both_engines
+
 
 def _study(db, tmp_path, mode: str, protocol: str = "both"):
     extra = f"comments: {mode}\n" if mode != "off" else ""

@@ -14,6 +14,8 @@ from concord.store import raters as rater_store
 from concord.store.db import open_db
 from tests.crowd_helpers import make_crowd_study
 
+pytestmark = pytest.mark.both_engines
+
 PROLIFIC = {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "st1", "SESSION_ID": "se1"}
 
 

@@ -17,6 +17,8 @@ from concord.store.crowd import links as crowd_store
 from concord.store.db import open_db, transaction
 from tests.crowd_helpers import make_crowd_study
 
+pytestmark = pytest.mark.both_engines
+
 PID = "5f1a2b3c4d5e6f7a8b9c0d1e"
 VISIT = {"PROLIFIC_PID": PID, "STUDY_ID": "st1", "SESSION_ID": "se1"}
 

@@ -17,6 +17,8 @@ from concord.services.labelling import rating
 from concord.store import studies as study_store
 from tests.crowd_helpers import make_crowd_study
 
+pytestmark = pytest.mark.both_engines
+
 RIGHT = {"SC": 1.0, "PR": 1.0}
 
 

@@ -17,6 +17,8 @@ from concord.services.crowd import status as crowd_status
 from concord.services.labelling import gate, pairs, ranking, rating
 from tests.helpers import make_folder_study
 
+pytestmark = pytest.mark.both_engines
+
 CODES = {"completion_code": "DONE42", "screenout_code": "OUT13"}
 
 

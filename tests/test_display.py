@@ -28,6 +28,8 @@ from tests.metadata_images import (
     webp_with_everything,
 )
 
+pytestmark = pytest.mark.both_engines
+
 
 def reference(data: bytes, size: int) -> np.ndarray:
     """What the normalised pixels must be, computed here with Pillow alone: upright, RGB

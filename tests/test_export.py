@@ -290,6 +290,8 @@ def stalling_open(file, mode="r", *args, **kwargs):
 builtins.open = io.open = stalling_open
 from concord.cli import main
 from concord.errors import ConcordError
+
+pytestmark = pytest.mark.both_engines
 sys.exit(main())
 """
 

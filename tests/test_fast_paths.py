@@ -26,6 +26,8 @@ from concord.store.db import open_db, transaction
 from tests.foundation_helpers import invited
 from tests.helpers import make_folder_study
 
+pytestmark = pytest.mark.both_engines
+
 REFERENCE_SQL = """
 SELECT s.name AS study, p.key AS prompt_id, p.text AS prompt, m.name AS model, i.sample,
        r.image_id, ra.name AS rater, r.criterion, r.value, r.seconds, r.created_at,

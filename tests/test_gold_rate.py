@@ -18,6 +18,8 @@ from concord.store.crowd import onboarding as onboarding_store
 from concord.store.db import transaction
 from tests.helpers import make_folder_study
 
+pytestmark = pytest.mark.both_engines
+
 RIGHT = {"SC": 1.0, "PR": 1.0}
 WRONG = {"SC": 0.0, "PR": 0.0}
 

@@ -30,6 +30,8 @@ from tests.foundation_helpers import (  # noqa: F401 - the fixtures study, db
     write_png,
 )
 
+pytestmark = pytest.mark.both_engines
+
 TINY = (8, 8)
 
 

@@ -14,6 +14,8 @@ from concord.services import studies
 from concord.store import studies as study_store
 from tests.foundation_helpers import shared_path, snapshot, study_id, unchanged, write_png
 
+pytestmark = pytest.mark.both_engines
+
 TINY = (8, 8)
 
 

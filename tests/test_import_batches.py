@@ -36,6 +36,8 @@ from tests.foundation_helpers import (
 )
 from tests.support import loadtest
 
+pytestmark = pytest.mark.both_engines
+
 HEADER = "prompt_id,model,rater,criterion,value,sample,seconds\n"
 
 

@@ -20,6 +20,8 @@ from concord.services.labelling import rating
 from concord.services.labelling.common import new_submission
 from tests.foundation_helpers import invited, make_folder_study, unchanged
 
+pytestmark = pytest.mark.both_engines
+
 KEY = ["prompt_id", "model", "sample", "rater", "criterion"]
 VALUES = {"ann": (0, 0.5), "ben": (1, 1), "cat": (0.5, 0)}
 

@@ -16,6 +16,8 @@ from concord.store import work
 from concord.store.db import open_db
 from tests.foundation_helpers import study_with_raters
 
+pytestmark = pytest.mark.both_engines
+
 
 def _study(tmp_path, db, **kw):
     """Study 'ls' (2 prompts × a, b; k=1) with raters r0, r1; their ids."""

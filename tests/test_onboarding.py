@@ -16,6 +16,8 @@ from concord.services.labelling.gate import GateError
 from concord.store import raters as rater_store
 from tests.crowd_helpers import make_crowd_study
 
+pytestmark = pytest.mark.both_engines
+
 PID = {"PROLIFIC_PID": "aaaaaaaaaaaaaaaaaaaaaaaa", "STUDY_ID": "S", "SESSION_ID": "X"}
 RIGHT = {"SC": 1.0, "PR": 1.0}  # gold of p0/m1 (the first practice item)
 

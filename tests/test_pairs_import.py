@@ -16,6 +16,8 @@ from concord.store import studies as study_store
 from concord.store.migrations import migrations
 from tests.foundation_helpers import import_fails, make_folder_study
 
+pytestmark = pytest.mark.both_engines
+
 MODELS = ("alpha", "beta", "gamma", "delta")
 
 

@@ -15,6 +15,8 @@ from concord.store import studies as study_store
 from concord.store.raters import rater_for_token
 from tests.helpers import make_folder_study
 
+pytestmark = pytest.mark.both_engines
+
 MODELS = ("alpha", "beta", "gamma", "delta")
 
 

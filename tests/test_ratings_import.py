@@ -16,6 +16,8 @@ from concord.services.imports.ratings import import_ratings
 from concord.store import studies as study_store
 from tests.foundation_helpers import make_folder_study, shared_path, unchanged
 
+pytestmark = pytest.mark.both_engines
+
 HEADER = "prompt_id,model,rater,criterion,value,sample,seconds\n"
 
 

@@ -20,6 +20,8 @@ from concord.services.metrics import scores as metric_scores
 from concord.store import studies as study_store
 from tests.foundation_helpers import make_folder_study, unchanged
 
+pytestmark = pytest.mark.both_engines
+
 HEADER = "prompt_id,model,rater,criterion,value\n"
 
 

@@ -29,6 +29,8 @@ from concord.store.migrations import migrations
 from concord.store.migrations.script import run_script
 from tests.helpers import ROOT
 
+pytestmark = pytest.mark.both_engines
+
 OWN = {"report_cache", "data_changes", "signin_failures", "research_sessions",
        "questionnaire_answers"}  # no change triggers
 

@@ -13,6 +13,8 @@ from concord.services.metrics import scores as metric_scores
 from concord.store import studies as study_store
 from tests.foundation_helpers import make_folder_study, shared_path, unchanged, write_png
 
+pytestmark = pytest.mark.both_engines
+
 HEADER = "prompt_id,model,metric,value,sample,question_id,judge\n"
 JUDGE_FILE = ("benchmarks", "tiif", "eval_results_testmini",
               "tiif_testmini_eval_results_GPT-4o.jsonl")

@@ -19,6 +19,8 @@ from concord.store.db import loads
 from concord.store.migrations import migrations
 from tests.foundation_helpers import DATA_TABLES, invited, rate_next, snapshot, study_id
 
+pytestmark = pytest.mark.both_engines
+
 
 @pytest.fixture
 def rated(db, study_factory):

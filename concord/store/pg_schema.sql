@@ -72,6 +72,26 @@ RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT '{' || to_json(name)::text || ':' || coalesce(to_json(val)::text, 'null') || '}'
 $$;
 
+-- sum(boolean) / avg(boolean): a comparison is the integer 0 or 1 in SQLite, so the store
+-- counts with SUM(a = b); here true counts 1 and false 0, NULL is skipped, and no rows
+-- give NULL, as SUM and AVG do.
+CREATE FUNCTION concord_sum_bool_step(acc bigint, val boolean)
+RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN val IS NULL THEN acc ELSE coalesce(acc, 0) + val::int END
+$$;
+CREATE AGGREGATE sum(boolean) (SFUNC = concord_sum_bool_step, STYPE = bigint);
+CREATE FUNCTION concord_avg_bool_step(acc bigint[], val boolean)
+RETURNS bigint[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN val IS NULL THEN acc
+                ELSE ARRAY[coalesce(acc[1], 0) + val::int, coalesce(acc[2], 0) + 1] END
+$$;
+CREATE FUNCTION concord_avg_bool_final(acc bigint[])
+RETURNS double precision LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN acc IS NULL THEN NULL ELSE acc[1]::double precision / acc[2] END
+$$;
+CREATE AGGREGATE avg(boolean) (SFUNC = concord_avg_bool_step, STYPE = bigint[],
+    FINALFUNC = concord_avg_bool_final);
+
 -- instr(haystack, needle): 1-based position of the first match, 0 for none (integer,
 -- so that substr(x, instr(...) + 1) finds PostgreSQL's substr(text, integer)).
 CREATE FUNCTION instr(haystack text, needle text)

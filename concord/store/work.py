@@ -90,20 +90,23 @@ def lease_cutoff(minutes: float) -> str:
 
 def _candidate_sql(unit: str, select: str, tail: str) -> str:
     if unit == "image":
-        items = ("SELECT i.id AS item_id, EXISTS (SELECT 1 FROM gold g WHERE g.image_id = i.id"
-                 " AND g.unit = 'image') AS gold FROM images i WHERE i.study_id = :study"
+        items = ("SELECT i.id AS item_id, CASE WHEN EXISTS (SELECT 1 FROM gold g WHERE"
+                 " g.image_id = i.id AND g.unit = 'image') THEN 1 ELSE 0 END AS gold FROM images i"
+                 " WHERE i.study_id = :study"
                  " AND i.path IS NOT NULL AND i.id NOT IN (SELECT DISTINCT g.image_id FROM gold g"
                  " JOIN images gi ON gi.id = g.image_id WHERE gi.study_id = :study AND"
                  " g.unit = 'image' AND gi.path IS NOT NULL ORDER BY g.image_id"
                  " LIMIT :practice)")
     elif unit == "prompt":
-        items = ("SELECT p.id AS item_id, EXISTS (SELECT 1 FROM gold g JOIN images gi ON"
-                 " gi.id = g.image_id WHERE gi.prompt_id = p.id AND g.unit = 'prompt') AS gold"
+        items = ("SELECT p.id AS item_id, CASE WHEN EXISTS (SELECT 1 FROM gold g JOIN images gi"
+                 " ON gi.id = g.image_id WHERE gi.prompt_id = p.id AND g.unit = 'prompt') THEN 1"
+                 " ELSE 0 END AS gold"
                  " FROM prompts p WHERE p.study_id = :study"
                  " AND p.rank_set = 1 AND (SELECT COUNT(*) FROM images i WHERE"
                  " i.prompt_id = p.id AND i.path IS NOT NULL) >= 2")
     elif unit == "pair":
-        items = ("SELECT pr.id AS item_id, pr.better IS NOT NULL AS gold FROM pairs pr"
+        items = ("SELECT pr.id AS item_id, CASE WHEN pr.better IS NOT NULL THEN 1 ELSE 0 END"
+                 " AS gold FROM pairs pr"
                  " WHERE pr.study_id = :study")
     else:
         raise ValueError(f"unknown unit {unit!r} (image, prompt or pair)")
@@ -115,7 +118,7 @@ def _candidate_sql(unit: str, select: str, tail: str) -> str:
         f" SELECT {select} FROM ({items}) it LEFT JOIN cov ON cov.item_id = it.item_id"
         " WHERE it.item_id NOT IN (SELECT a.item_id FROM assignments a WHERE a.study_id ="
         " :study AND a.rater_id = :rater AND a.unit = :unit AND a.status != 'released')"
-        f" AND (it.gold OR COALESCE(cov.n, 0) < :k){tail}"
+        f" AND (it.gold = 1 OR COALESCE(cov.n, 0) < :k){tail}"
     )
 
 
