@@ -101,10 +101,17 @@ def database_at(engine: str, request: pytest.FixtureRequest, tmp_path: Path):
 
 
 @pytest.fixture
-def db(database_at):
+def db_target(database_at) -> str | Path:
+    """Where the ``db`` fixture's database is (its SQLite path or PostgreSQL URL), for a
+    test that opens more connections to it."""
+    return database_at()
+
+
+@pytest.fixture
+def db(db_target):
     """A fresh, migrated database (a SQLite file; also PostgreSQL in ``both_engines``
     modules)."""
-    database = open_db(database_at())
+    database = open_db(db_target)
     yield database
     database.close()
 

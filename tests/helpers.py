@@ -95,3 +95,20 @@ def study_report(db, study: str, **options) -> dict:
 
     request = report_request.resolve(db, study, report_request.ReportOptions(**options))
     return report.study_report(db, request)
+
+
+def target_of(db) -> str:
+    """Where an open database is, to open more connections to it: the PostgreSQL URL, or
+    the SQLite file."""
+    url = getattr(db, "url", None)
+    if url:
+        return url
+    return db.conn.execute("PRAGMA database_list").fetchone()[2]
+
+
+def sqlite_only(engine: str, why: str) -> None:
+    """Skip a both-engines test on PostgreSQL: what it checks is SQLite's own (``why``)."""
+    import pytest
+
+    if engine != "sqlite":
+        pytest.skip(f"SQLite only: {why}")

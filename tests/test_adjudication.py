@@ -11,7 +11,7 @@ from concord.services.exports import labels
 from concord.services.labelling import ranking, rating
 from concord.services.labelling.common import new_submission
 from tests.foundation_helpers import invited, make_folder_study, snapshot
-from tests.helpers import study_report
+from tests.helpers import study_report, target_of
 from tests.pair_helpers import seed_pair_study
 
 pytestmark = pytest.mark.both_engines
@@ -140,7 +140,7 @@ def test_pairs_queue_and_adjudication_by_model_name(db, tmp_path):
 def test_cli_lists_and_sets_adjudicated_values(rated, capsys):
     from concord.cli import main
 
-    db_file = rated.conn.execute("PRAGMA database_list").fetchone()[2]
+    db_file = target_of(rated)
     assert main(["--db", db_file, "adjudicate", "list", "--study", "adj", "--limit", "1"]) == 0
     out = capsys.readouterr().out
     assert "ann: 0; ben: 1; cat: 1" in out

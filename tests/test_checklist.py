@@ -18,6 +18,7 @@ from concord.services.labelling import checklist, rating
 from concord.services.labelling.common import new_submission
 from concord.store import checklists as checklist_store
 from tests.foundation_helpers import invited, make_folder_study
+from tests.helpers import target_of
 
 pytestmark = pytest.mark.both_engines
 
@@ -397,7 +398,7 @@ def test_export_checklist_writes_every_tick_and_the_override_reason(editing, tmp
     _submit(db, study, rid, item.image_id, {"SC": 0, "PR": None}, {**ALL_SC, **ALL_PR},
             reasons={"SC": "=cmd| a formula-looking reason"})
     target = tmp_path / "ticks.csv"
-    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    path = target_of(db)
     assert main(["--db", path, "export", "--study", study, "--format", "checklist",
                  "-o", str(target)]) == 0
     rows = list(csv.DictReader(io.StringIO(target.read_text(encoding="utf-8"))))
@@ -442,7 +443,7 @@ def test_stats_json_reports_agreement_per_condition(db, tmp_path, capsys):
             seen.setdefault(rid, {})[item.image_id] = int(tick)
             _submit(db, "ag", rid, item.image_id, {"SC": None, "PR": None},
                     {"instruction_done": True, "same_background": tick})
-    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    path = target_of(db)
     assert main(["--db", path, "stats", "--study", "ag", "--json", "--n-boot", "10",
                  "--n-perm", "10"]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -76,11 +76,11 @@ def test_two_participants_are_two_raters(db, study):
     assert a.rater_id != b.rater_id and a.token != b.token
 
 
-def test_simultaneous_first_visits_make_one_account(tmp_path, study, db):
+def test_simultaneous_first_visits_make_one_account(db_target, study, db):
     """Six tabs opening the link with one id at once: one account; the five visits that
     came second bring no proof of being its owner and are refused."""
     token = token_of(crowd.create_link(db, study, "http://x"))
-    path = tmp_path / "concord.db"
+    path = db_target
     got, errors = [], []
 
     def visit() -> None:

@@ -49,8 +49,8 @@ def work_through(db, me: crowd.Joined, n_items: int, *, skip_last: bool = False)
 def set_times(db, rater_id: int, ratings: list[float], practice: list[float],
               skip: float | None) -> None:
     """Overwrite the measured times with the hand case (per submission, per criterion)."""
-    subs = [r[0] for r in db.execute("SELECT DISTINCT submission FROM ratings WHERE rater_id"
-                                     " = ? ORDER BY id", [rater_id])]
+    subs = [r[0] for r in db.execute("SELECT submission FROM ratings WHERE rater_id = ?"
+                                     " GROUP BY submission ORDER BY MIN(id)", [rater_id])]
     for sub, s in zip(subs, ratings, strict=True):
         db.execute("UPDATE ratings SET seconds = ? WHERE submission = ?", [s, sub])
     ids = [r[0] for r in db.execute("SELECT image_id FROM practice_answers WHERE rater_id = ?"
@@ -96,11 +96,11 @@ def test_pay_rounds_half_up_to_the_cent():
     assert crowd_status.active_seconds([float("nan"), 5.0, 1e9], cap=100) == 105.0
 
 
-def test_pay_cli_writes_the_csv(db, tmp_path, capsys, monkeypatch):
+def test_pay_cli_writes_the_csv(db, db_target, tmp_path, capsys, monkeypatch):
     studies.import_manifest(db, make_crowd_study(tmp_path / "crowd"))
     work_through(db, crowd_rater(db, CLI), 2)
     out = tmp_path / "pay.csv"
-    db_path = tmp_path / "concord.db"
+    db_path = db_target
     assert main(["--db", str(db_path), "crowd", "pay", "--study", "crowd", "-o",
                  str(out)]) == 0
     frame = pd.read_csv(out, dtype={"participant_id": str})

@@ -27,6 +27,7 @@ from concord.services.imports.ratings import import_ratings
 from concord.services.labelling import ranking, rating
 from concord.services.labelling.common import new_submission
 from tests.foundation_helpers import ROOT, invited, make_folder_study, shared_path
+from tests.helpers import target_of
 
 RATERS = ("=cmd()", "@bob", "carol")
 NUMERIC = ("sample", "value", "rank", "position", "seconds")
@@ -157,7 +158,7 @@ def test_empty_study_exports_a_header(db, tmp_path):
 
 def test_imagenhub_tsv_layout(labelled, tmp_path, capsys):
     db, _ = labelled
-    db_path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    db_path = target_of(db)
     out = tmp_path / "ih"
     assert main(["--db", db_path, "export", "--study", "ex", "--format", "imagenhub",
                  "-o", str(out)]) == 0
@@ -297,7 +298,7 @@ sys.exit(main())
 
 
 def _db_path(db) -> str:
-    return db.conn.execute("PRAGMA database_list").fetchone()[2]
+    return target_of(db)
 
 
 def _kill_mid_write(argv: list[str], slow_dir: Path, after: int) -> None:

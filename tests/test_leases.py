@@ -15,6 +15,7 @@ from concord.store import studies as study_store
 from concord.store import work
 from concord.store.db import open_db
 from tests.foundation_helpers import study_with_raters
+from tests.helpers import target_of
 
 pytestmark = pytest.mark.both_engines
 
@@ -94,7 +95,7 @@ def test_a_returning_rater_whose_item_was_taken_moves_on(tmp_path, db):
 
 def test_two_raters_race_for_the_last_slot(tmp_path, db):
     raters = _study(tmp_path, db, prompts=1, models=("only",), k=1, raters=8)
-    path = db.execute("PRAGMA database_list").fetchone()[2]
+    path = target_of(db)
     got: dict[int, object] = {}
     barrier = threading.Barrier(len(raters))
 

@@ -23,11 +23,12 @@ from concord.services.report import cache as report_cache
 from concord.services.report import request as report_request
 from concord.services.report import study as report
 from concord.services.report.request import ReportOptions
+from concord.store import catalog, pg_schema
 from concord.store import report_cache as store
 from concord.store.db import open_db
 from concord.store.migrations import migrations
 from concord.store.migrations.script import run_script
-from tests.helpers import ROOT
+from tests.helpers import ROOT, sqlite_only
 
 pytestmark = pytest.mark.both_engines
 
@@ -36,17 +37,14 @@ OWN = {"report_cache", "data_changes", "signin_failures", "research_sessions",
 
 
 def tables(db: Database) -> list[str]:
-    return [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                     "AND name NOT LIKE 'sqlite!_%' ESCAPE '!'")]
+    return catalog.table_names(db)
 
 
 def test_every_table_has_an_update_and_a_delete_trigger(db):
-    triggers = {(r[0], r[1]) for r in db.execute(
-        "SELECT tbl_name, sql FROM sqlite_master WHERE type = 'trigger'")}
+    triggers = catalog.trigger_names(db)
     for table in set(tables(db)) - OWN:
-        sqls = [sql for t, sql in triggers if t == table]
-        assert any("AFTER UPDATE" in s for s in sqls), table
-        assert any("AFTER DELETE" in s for s in sqls), table
+        assert f"data_changes_update_{table}" in triggers, table
+        assert f"data_changes_delete_{table}" in triggers, table
     assert store.untriggered(db) == []
     assert store.fingerprint(db) is not None
 
@@ -67,13 +65,16 @@ def test_a_database_from_before_the_cache_gets_triggers_on_its_tables(tmp_path):
     assert [r[0] for r in db.execute("SELECT name FROM raters")] == ["bob"]
 
 
-def test_any_row_change_gives_a_new_fingerprint(db):
+def test_any_row_change_gives_a_new_fingerprint(db, engine):
     with db.conn:
         db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
     assert store.fingerprint(db) is None  # a table without triggers: no cache at all
     assert store.untriggered(db) == ["t"]
     with db.conn:
-        run_script(db, store.trigger_sql("t"))
+        if engine == "postgresql":
+            db.conn.raw.execute(pg_schema.triggers_sql("t"))
+        else:
+            run_script(db, store.trigger_sql("t"))
     assert store.untriggered(db) == []
     seen = [store.fingerprint(db)]
     steps = [
@@ -91,14 +92,16 @@ def test_any_row_change_gives_a_new_fingerprint(db):
     assert len(set(seen)) == len(seen), seen
 
 
-def test_a_dropped_trigger_or_counter_turns_the_cache_off(db):
+def test_a_dropped_trigger_or_counter_turns_the_cache_off(db, engine):
+    on = " ON ratings" if engine == "postgresql" else ""
     with db.conn:
-        db.execute('DROP TRIGGER "data_changes_delete_ratings"')
+        db.execute(f'DROP TRIGGER "data_changes_delete_ratings"{on}')
     assert store.fingerprint(db) is None
     assert store.untriggered(db) == ["ratings"]
-    with db.conn:
-        db.execute(store.trigger_sql("ratings").split(";\n")[1])
-    assert store.fingerprint(db) is not None
+    if engine == "sqlite":  # PostgreSQL's triggers are pg_schema's, not trigger_sql's
+        with db.conn:
+            db.execute(store.trigger_sql("ratings").split(";\n")[1])
+        assert store.fingerprint(db) is not None
     with db.conn:
         db.execute("DELETE FROM data_changes")
     assert store.fingerprint(db) is None
@@ -115,7 +118,8 @@ def test_put_keeps_the_newest_entries_of_the_current_fingerprint(db, monkeypatch
     assert store.get(db, "old", "fp0") is None
 
 
-def test_put_gives_up_quietly_when_it_cannot_write(db, tmp_path):
+def test_put_gives_up_quietly_when_it_cannot_write(db, tmp_path, engine):
+    sqlite_only(engine, "a read-only SQLite file and its busy_timeout")
     db.conn.execute("BEGIN")
     assert not store.put(db, "k", "fp", b"x")  # never inside the caller's transaction
     db.conn.rollback()

@@ -14,6 +14,7 @@ import pandas as pd
 from sqlite_utils import Database
 
 from concord.store.db import dumps, loads, now
+from concord.store.sqlframe import read_frame
 
 UNITS = ("image", "prompt", "pair")
 
@@ -84,8 +85,8 @@ def pair_images(db: Database, pair_id: int) -> tuple[int, int]:
 def models_of_prompt(db: Database, prompt_id: int) -> list[str]:
     """The models with an image of a prompt (its ranking set), in study order."""
     return [r[0] for r in db.execute(
-        "SELECT DISTINCT m.name FROM images i JOIN models m ON m.id = i.model_id"
-        " WHERE i.prompt_id = ? ORDER BY m.id", [prompt_id])]
+        "SELECT m.name FROM images i JOIN models m ON m.id = i.model_id"
+        " WHERE i.prompt_id = ? GROUP BY m.id, m.name ORDER BY m.id", [prompt_id])]
 
 
 def find_image(db: Database, study_id: int, prompt_key: str, model: str,
@@ -109,7 +110,7 @@ def targets(db: Database, study_id: int, unit: str) -> pd.DataFrame:
     """What each item of ``unit`` is: ``item_id, prompt_id, prompt, model, sample,
     left_model, right_model`` (a pair's models as image_a / image_b)."""
     sql = {"image": _IMAGES_SQL, "prompt": _PROMPTS_SQL, "pair": _PAIRS_SQL}[unit]
-    return pd.read_sql_query(sql, db.conn, params=[study_id])
+    return read_frame(db, sql, [study_id])
 
 
 def image_path(db: Database, image_id: int) -> str | None:

@@ -68,13 +68,14 @@ SELECT c.image_id, i.public_id, p.key AS prompt_id, p.dimension, m.name AS model
        rt.name AS rater, c.criterion, k.rubric, t.condition, t.ticked, k.derived, k.final,
        k.reason, c.submission, c.created_at AS time
 FROM rating_checklists k
-CROSS JOIN current_ratings c ON c.submission = k.submission AND c.criterion = k.criterion
+CROSS JOIN current_ratings c
 JOIN rating_ticks t ON t.submission = k.submission AND t.criterion = k.criterion
 JOIN images i ON i.id = c.image_id
 JOIN prompts p ON p.id = i.prompt_id
 JOIN models m ON m.id = i.model_id
 JOIN raters rt ON rt.id = c.rater_id
-WHERE c.study_id = ? AND c.value IS NOT NULL
+WHERE c.submission = k.submission AND c.criterion = k.criterion
+  AND c.study_id = ? AND c.value IS NOT NULL
 ORDER BY p.position, m.name, i.sample, rt.name, c.criterion, t.position
 """
 

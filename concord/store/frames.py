@@ -7,6 +7,7 @@ import pandas as pd
 from sqlite_utils import Database
 
 from concord.store.rating_columns import current, rating_rows
+from concord.store.sqlframe import read_frame
 
 _IMAGE_INFO_SQL = """
 SELECT i.id AS image_id, i.sample, i.path, p.id AS prompt_pk, p.key AS prompt_id,
@@ -142,12 +143,12 @@ def _take(column: pd.Series, at: np.ndarray) -> pd.Categorical:
 def images_frame(db: Database, study_id: int) -> pd.DataFrame:
     """One row per image: ``image_id, sample, path`` (relative to the study root),
     ``prompt_pk, prompt_id, prompt, dimension, position, model_pk, model``."""
-    return pd.read_sql_query(_IMAGE_INFO_SQL, db.conn, params=[study_id])
+    return read_frame(db, _IMAGE_INFO_SQL, [study_id])
 
 
 def rankings_frame(db: Database, study_id: int) -> pd.DataFrame:
     """One row per ranked image of a current ranking."""
-    return pd.read_sql_query(_RANKINGS_SQL, db.conn, params=[study_id])
+    return read_frame(db, _RANKINGS_SQL, [study_id])
 
 
 def pairs_frame(db: Database, study_id: int) -> pd.DataFrame:
@@ -156,14 +157,14 @@ def pairs_frame(db: Database, study_id: int) -> pd.DataFrame:
     left_image_id, right_image_id, dimension, seconds``) plus ``prompt, sample,
     created_at, pair_id`` and ``gold_model`` (the known better model of a gold pair, else
     None)."""
-    df = pd.read_sql_query(_PAIRS_SQL, db.conn, params=[study_id])
+    df = read_frame(db, _PAIRS_SQL, [study_id])
     df["seconds"] = df["seconds"].astype(float)
     return df
 
 
 def scores_frame(db: Database, study_id: int) -> pd.DataFrame:
     """One row per stored metric score, with prompt and question metadata."""
-    df = pd.read_sql_query(_SCORES_SQL, db.conn, params=[study_id])
+    df = read_frame(db, _SCORES_SQL, [study_id])
     df["value"] = df["value"].astype(float)
     return df
 
@@ -174,9 +175,9 @@ def gold_frame(db: Database, study_id: int) -> pd.DataFrame:
     A 'prompt' row is a ranking gold: in its prompt's ranking set, image ``image_id`` must
     get rank ``expected`` ± ``tolerance`` (1 = a known best image).
     """
-    return pd.read_sql_query(
-        "SELECT g.image_id, g.unit, g.criterion, g.expected, g.tolerance FROM gold g JOIN images i"
-        " ON i.id = g.image_id WHERE i.study_id = ?", db.conn, params=[study_id])
+    return read_frame(db, "SELECT g.image_id, g.unit, g.criterion, g.expected, g.tolerance"
+                      " FROM gold g JOIN images i ON i.id = g.image_id WHERE i.study_id = ?",
+                      [study_id])
 
 
 def data_version(db: Database) -> tuple[str, ...]:

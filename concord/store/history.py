@@ -12,6 +12,7 @@ import pandas as pd
 from sqlite_utils import Database
 
 from concord.store.imports.batches import visible
+from concord.store.sqlframe import read_frame
 
 _RATINGS_SQL = f"""
 SELECT 'rating' AS kind, p.key AS prompt_id, m.name AS model, i.sample, r.name AS rater,
@@ -68,7 +69,7 @@ def revisions_frame(db: Database, study_id: int, study_name: str) -> pd.DataFram
     """Every revision of the study's ratings, rankings and pair judgments, in the order
     they were stored (per kind), with :data:`COLUMNS`. An undo has no ``value`` /
     ``rank`` / ``outcome``."""
-    parts = [pd.read_sql_query(sql, db.conn, params=[study_id])
+    parts = [read_frame(db, sql, [study_id])
              for sql in (_RATINGS_SQL, _RANKINGS_SQL, _PAIRS_SQL)]
     parts = [p for p in parts if not p.empty]
     if not parts:

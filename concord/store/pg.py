@@ -212,8 +212,16 @@ class PgCursor:
 class PgConnection:
     """The part of ``sqlite3.Connection`` the store uses (``db.conn``)."""
 
-    def __init__(self, conn: psycopg.Connection, url: str) -> None:
-        self.raw, self.url = conn, url
+    def __init__(self, conn: psycopg.Connection, url: str, home: ConnectionPool) -> None:
+        self._raw: psycopg.Connection | None = conn
+        self.url, self._home = url, home
+
+    @property
+    def raw(self) -> psycopg.Connection:
+        """The psycopg connection; an error once given back (it may serve another user)."""
+        if self._raw is None:
+            raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+        return self._raw
 
     @property
     def in_transaction(self) -> bool:
@@ -254,11 +262,18 @@ class PgConnection:
             self.rollback()
 
     def close(self) -> None:
-        """Give the connection back to its pool (rolled back if left in a transaction)."""
-        if self.raw.closed:
+        """Give the connection back to its pool (rolled back if left in a transaction);
+        a second close does nothing."""
+        raw, self._raw = self._raw, None
+        if raw is None or raw.closed:
             return
-        self.rollback() if not self.raw.broken else None
-        pool(self.url).putconn(self.raw)
+        if self._home.closed:  # the pool went first (its database was dropped)
+            raw.close()
+            return
+        if not raw.broken and raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            with contextlib.suppress(psycopg.Error):
+                raw.execute("ROLLBACK")
+        self._home.putconn(raw)
 
 
 class PgDatabase(Database):
@@ -269,7 +284,8 @@ class PgDatabase(Database):
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self.conn = PgConnection(pool(url).getconn(), url)  # type: ignore[assignment]
+        home = pool(url)
+        self.conn = PgConnection(home.getconn(), url, home)  # type: ignore[assignment]
         self._savepoints = 0
 
     def execute(self, sql: str, parameters: Any = None) -> Any:

@@ -41,7 +41,7 @@ VIEWS: tuple[str, ...] = tuple(
 TRIGGERED: tuple[str, ...] = tuple(t for t in TABLES if t not in _OWN)
 
 
-def _triggers(table: str) -> str:
+def triggers_sql(table: str) -> str:
     """The change-counter triggers of ``table``: the UPDATE and DELETE ones under the names
     SQLite gives them (report_cache checks them by name), and one on TRUNCATE."""
     rows = [f'CREATE TRIGGER "{_trigger_name(table, op)}" AFTER {op} ON "{table}"\n'
@@ -53,7 +53,7 @@ def _triggers(table: str) -> str:
     return "\n".join(rows)
 
 
-DDL: str = _TABLES_SQL + "\n" + "\n".join(_triggers(t) for t in TRIGGERED) + "\n"
+DDL: str = _TABLES_SQL + "\n" + "\n".join(triggers_sql(t) for t in TRIGGERED) + "\n"
 
 
 def migration_rows(applied_at: str | None = None) -> list[tuple[str, str, str]]:

@@ -81,7 +81,7 @@ def issue_token(db: Database, name: str, *, role: str = "rater", study_id: int |
 
 def set_token(db: Database, rater_id: int, token: str) -> None:
     """Give a rater this token (its hash); used for tokens derived from a study link."""
-    db.execute("UPDATE raters SET token_hash = ? WHERE id = ? AND token_hash IS NOT ?",
+    db.execute("UPDATE raters SET token_hash = ? WHERE id = ? AND token_hash IS DISTINCT FROM ?",
                [hash_token(token), rater_id, hash_token(token)])
 
 

@@ -28,6 +28,7 @@ import sqlite3
 
 from sqlite_utils import Database
 
+from concord.store import catalog, engine
 from concord.store.db import now
 
 # Not fingerprinted: the cache itself, the counter (part of the fingerprint directly),
@@ -77,9 +78,11 @@ def fingerprint(db: Database) -> str | None:
     tables = [t for t in names if t not in _OWN]
     if "data_changes" not in names or _untriggered(tables, _triggers(db)):
         return None
+    # PostgreSQL has no rowid; there its statement triggers also count TRUNCATE, so a
+    # count and the counter tell every change (pg_schema).
+    last = "NULL" if engine.is_postgres(db) else "(SELECT MAX(rowid) FROM \"{t}\")"
     counts = " UNION ALL ".join(
-        f"SELECT (SELECT COUNT(*) FROM \"{t}\"), (SELECT MAX(rowid) FROM \"{t}\")"
-        for t in tables)
+        f"SELECT (SELECT COUNT(*) FROM \"{t}\"), " + last.format(t=t) for t in tables)
     counter = db.execute("SELECT n FROM data_changes WHERE id = 1").fetchone()
     if counter is None or _bounded(counter[0]) is None:  # deleted, or out of bounds
         return None
@@ -118,11 +121,11 @@ def _bounded(n: object) -> int | None:
 
 def get(db: Database, key: str, fp: str) -> bytes | None:
     """The body stored under ``key`` at fingerprint ``fp``, or None."""
-    # typeof: a body changed by hand into text or a number is no entry (bytes() of an
-    # integer would allocate that many bytes).
-    row = db.execute("SELECT body FROM report_cache WHERE key = ? AND fingerprint = ? AND"
-                     " typeof(body) = 'blob'", [key, fp]).fetchone()
-    return None if row is None else bytes(row[0])
+    row = db.execute("SELECT body FROM report_cache WHERE key = ? AND fingerprint = ?",
+                     [key, fp]).fetchone()
+    # A body changed by hand into text or a number is no entry (bytes() of an integer
+    # would allocate that many bytes); PostgreSQL's column only holds bytes.
+    return bytes(row[0]) if row is not None and isinstance(row[0], bytes) else None
 
 
 def put(db: Database, key: str, fp: str, body: bytes) -> bool:
@@ -135,31 +138,26 @@ def put(db: Database, key: str, fp: str, body: bytes) -> bool:
     conn = db.conn
     if conn.in_transaction:
         return False
-    (wait,) = conn.execute("PRAGMA busy_timeout").fetchone()
-    conn.execute(f"PRAGMA busy_timeout = {_WRITE_WAIT_MS}")
     try:
-        with conn:
+        with catalog.write_wait(db, _WRITE_WAIT_MS), conn:
             conn.execute("DELETE FROM report_cache WHERE fingerprint != ?", [fp])
-            conn.execute("INSERT OR REPLACE INTO report_cache (key, fingerprint, created_at,"
-                         " body) VALUES (?, ?, ?, ?)", [key, fp, now(), body])
+            conn.execute("INSERT INTO report_cache (key, fingerprint, created_at, body)"
+                         " VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET fingerprint ="
+                         " excluded.fingerprint, created_at = excluded.created_at, body ="
+                         " excluded.body", [key, fp, now(), body])
             conn.execute("DELETE FROM report_cache WHERE key NOT IN (SELECT key FROM "
-                         "report_cache ORDER BY created_at DESC, rowid DESC LIMIT ?)", [KEEP])
+                         "report_cache ORDER BY created_at DESC, key DESC LIMIT ?)", [KEEP])
         return True
     except sqlite3.OperationalError:  # read-only file, locked, disk full: skip the cache
         return False
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {int(wait)}")
 
 
 def _triggers(db: Database) -> set[str]:
-    return {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    return catalog.trigger_names(db)
 
 
 def _all_tables(db: Database) -> list[str]:
-    # sqlite_* tables (sqlite_sequence, sqlite_stat1) take no triggers and hold no data.
-    return [r[0] for r in db.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%'"
-        " ESCAPE '!' ORDER BY name")]
+    return catalog.table_names(db)
 
 
 def _trigger_name(table: str, op: str) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from concord.errors import ConcordError
+from concord.store import catalog
 from concord.store.db import dumps, loads, now, transaction
 
 STATUSES = ("running", "done", "failed", "cancelled", "stale")
@@ -111,8 +112,8 @@ def runs_here(run: Run) -> bool:
 
 
 def database_file(db: Database) -> str:
-    """The file behind a connection ("" for an in-memory database)."""
-    return str(db.execute("PRAGMA database_list").fetchone()[2] or "")
+    """The file behind a connection ("" in memory and on PostgreSQL)."""
+    return catalog.database_file(db)
 
 
 def shards_overlap(a: str, b: str) -> bool:

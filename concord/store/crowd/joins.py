@@ -104,4 +104,5 @@ def busiest_clients(db: Database, study_id: int, at_least: int) -> list[tuple[st
     return [(r[0], int(r[1])) for r in db.execute(
         "SELECT client, COUNT(DISTINCT participant_id) AS n FROM crowd_joins WHERE"
         " study_id = ? AND client IS NOT NULL AND participant_id IS NOT NULL"
-        " GROUP BY client HAVING n >= ? ORDER BY n DESC, client", [study_id, at_least])]
+        " GROUP BY client HAVING COUNT(DISTINCT participant_id) >= ? ORDER BY n DESC, client",
+        [study_id, at_least])]

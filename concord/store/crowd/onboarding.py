@@ -182,6 +182,6 @@ def last_activity(db: Database, study_id: int) -> dict[int, str]:
         " UNION ALL SELECT rater_id, answered_at FROM practice_answers WHERE study_id = :s"
         " UNION ALL SELECT rater_id, consented_at FROM onboarding WHERE study_id = :s"
         " UNION ALL SELECT rater_id, last_seen_at FROM crowd_participants WHERE study_id = :s"
-        ") WHERE t IS NOT NULL GROUP BY rater_id"
+        ") AS e WHERE t IS NOT NULL GROUP BY rater_id"
     )
     return {r[0]: r[1] for r in db.execute(sql, {"s": study_id}).fetchall()}
