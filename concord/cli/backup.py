@@ -48,16 +48,20 @@ def _restore_parser(p: argparse.ArgumentParser) -> None:
 
 
 def _backup(args: argparse.Namespace, settings: Settings) -> int:
-    if not settings.db_path.is_file():
+    if settings.db_url is None and not settings.db_path.is_file():
         raise ConcordError(f"no database at {settings.db_path} to back up")
-    db = open_db(settings.db_path, migrate=False)  # a backup copies, it does not upgrade
-    found = backup_store.backup(db, args.path)
-    print(f"backed up {settings.db_path} to {args.path}: {found} (integrity check ok)")
+    db = open_db(settings.database, migrate=False)  # a backup copies, it does not upgrade
+    try:
+        found = backup_store.backup(db, args.path)
+    finally:
+        db.close()
+    print(f"backed up {settings.shown} to {args.path}: {found} (integrity check ok)")
     return 0
 
 
 def _restore(args: argparse.Namespace, settings: Settings) -> int:
-    done = backup_store.restore(settings.db_path, args.path, confirm=args.yes)
-    print(f"restored {settings.db_path} from {args.path}: it now holds {done.after}; it "
+    done = backup_store.restore(settings.database, args.path, confirm=args.yes,
+                                beside=settings.db_path)
+    print(f"restored {settings.shown} from {args.path}: it now holds {done.after}; it "
           f"held {done.before}, kept in {done.safety_copy}")
     return 0

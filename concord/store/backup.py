@@ -23,7 +23,7 @@ from sqlite_utils import Database
 
 from concord import atomic
 from concord.errors import ConcordError
-from concord.store import guard, report_cache
+from concord.store import engine, guard, report_cache
 from concord.store.db import DB_FILE_MODE, open_db, transaction
 
 
@@ -43,7 +43,10 @@ class Contents:
 
 def contents(conn: sqlite3.Connection) -> Contents:
     """Row counts of the tables that matter (zeros for a database without them)."""
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    sql = ("SELECT table_name FROM information_schema.tables WHERE table_schema ="
+           " current_schema()" if hasattr(conn, "url") else  # a PostgreSQL connection
+           "SELECT name FROM sqlite_master WHERE type = 'table'")
+    tables = {r[0] for r in conn.execute(sql)}
     counts = [conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] if t in tables else 0
               for t in ("studies", "raters", "ratings", "rankings")]
     return Contents(*counts)
@@ -73,6 +76,8 @@ def backup(db: Database, target: Path) -> Contents:
         raise ConcordError(f"cannot write the backup {target}: the folder {folder} "
                            + ("is a file, not a folder" if folder.exists() else
                               f"does not exist (create it first: mkdir -p {folder})"))
+    if engine.is_postgres(db):
+        return _backup_postgres(db, target)
     source = Path(db.conn.execute("PRAGMA database_list").fetchone()[2])
     if target.exists() and source.exists() and os.path.samefile(target, source):
         raise ConcordError(f"cannot back up {source} onto itself; name another file")
@@ -88,6 +93,18 @@ def backup(db: Database, target: Path) -> Contents:
         finally:
             copy.close()
     return found
+
+
+def _backup_postgres(db: Database, target: Path) -> Contents:
+    from concord.store import pg_backup
+
+    pg_backup.backup_to_file(db, target)
+    written = sqlite3.connect(target)
+    try:
+        _check_integrity(written, str(target))
+        return contents(written)
+    finally:
+        written.close()
 
 
 def open_backup(path: Path) -> sqlite3.Connection:
@@ -123,7 +140,8 @@ class Restored:
     safety_copy: Path
 
 
-def restore(db_path: Path, source_path: Path, *, confirm: bool) -> Restored:
+def restore(db_path: Path | str, source_path: Path, *, confirm: bool,
+            beside: Path | None = None) -> Restored:
     """Replace the database at ``db_path`` with the backup ``source_path``.
 
     Without ``confirm`` nothing is changed: ConcordError says what would be replaced.
@@ -136,6 +154,9 @@ def restore(db_path: Path, source_path: Path, *, confirm: bool) -> Restored:
     """
     from concord.store import swap  # imports this module (backup, safety_copy_path)
 
+    if engine.is_url(db_path):
+        return _restore_postgres(str(db_path), Path(source_path), confirm=confirm,
+                                 beside=Path(beside or "."))
     db_path, source_path = Path(db_path), Path(source_path)
     if db_path.exists() and source_path.exists() and os.path.samefile(db_path, source_path):
         raise ConcordError(f"{source_path} is the database itself; name a backup file")
@@ -156,6 +177,34 @@ def restore(db_path: Path, source_path: Path, *, confirm: bool) -> Restored:
                 report_cache.raise_changes(live, seen)
                 # A session signed out since the backup was taken must not come back.
                 live.execute("DELETE FROM research_sessions")
+        finally:
+            live.close()
+    finally:
+        source.close()
+    return Restored(before, after, safety)
+
+
+def _restore_postgres(url: str, source_path: Path, *, confirm: bool, beside: Path) -> Restored:
+    """:func:`restore` into a PostgreSQL database (concord.store.pg_backup); the safety
+    copy goes to ``beside`` (the database's local stem) stamped with the time."""
+    from concord.config import mask_password
+    from concord.store import pg_backup, swap
+
+    source = open_backup(source_path)
+    try:
+        after = contents(source)
+        live = open_db(url, migrate=False, check_schema=False)
+        try:
+            before = contents(live.conn)
+            if not confirm:
+                raise ConcordError(
+                    f"restore would replace everything in {mask_password(url)} ({before}) "
+                    f"with {source_path} ({after}); add --yes to confirm (a copy of the "
+                    "current database is kept)")
+            beside.parent.mkdir(parents=True, exist_ok=True)
+            safety = safety_copy_path(beside)
+            with swap.upgraded_copy(source, beside, f"backup {source_path}") as upgraded:
+                pg_backup.restore_from(live, Database(upgraded), safety)
         finally:
             live.close()
     finally:

@@ -27,8 +27,9 @@ from concord.errors import ConcordError
 from concord.store import engine, guard
 
 CHUNK = 5_000
-# Written by the schema itself when a database is made: replaced by the source's rows.
-BOOKKEEPING = (guard.MIGRATIONS_TABLE, "data_changes")
+# Written by the schema itself when a database is made (the crowd salt is random): replaced
+# by the source's rows, so that its crowd links and participant hashes keep working.
+BOOKKEEPING = (guard.MIGRATIONS_TABLE, "data_changes", "crowd_salt")
 _MOD = 1 << 128
 
 
@@ -89,12 +90,25 @@ def copy_all(source: Database, target: Database, *,
     with _snapshot(source), transaction(target):
         for table in BOOKKEEPING:
             target.execute(f'DELETE FROM "{table}"')
-        for table, columns in layout():
-            n = _copy_table(source, target, table, columns)
-            if progress is not None:
-                progress(table, n)
-        if engine.is_postgres(target):
-            _reset_identities(target)
+        copy_rows(source, target, progress=progress)
+
+
+def copy_rows(source: Database, target: Database, *,
+              progress: Callable[[str, int], None] | None = None) -> None:
+    """Insert every row of ``source`` into ``target`` inside the caller's transaction of
+    the target, parents before children; PostgreSQL's id sequences are moved past them."""
+    for table, columns in layout():
+        n = _copy_table(source, target, table, columns)
+        if progress is not None:
+            progress(table, n)
+    if engine.is_postgres(target):
+        _reset_identities(target)
+
+
+def delete_rows(db: Database) -> None:
+    """Delete every row of every table (children first), inside the caller's transaction."""
+    for table, _ in reversed(layout()):
+        db.execute(f'DELETE FROM "{table}"')
 
 
 def _copy_table(source: Database, target: Database, table: str,
@@ -163,11 +177,15 @@ def _count(db: Database, table: str) -> int:
 
 def _snapshot(db: Database) -> Any:
     """One read snapshot of ``db`` for the whole copy (a repeatable-read transaction on
-    PostgreSQL, a read transaction on SQLite), so raters may keep writing meanwhile."""
+    PostgreSQL, a read transaction on SQLite), so raters may keep writing meanwhile; the
+    caller's own transaction when one is open."""
     import contextlib
 
     @contextlib.contextmanager
     def held() -> Iterator[None]:
+        if db.conn.in_transaction:
+            yield
+            return
         if engine.is_postgres(db):
             db.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         else:
@@ -182,7 +200,10 @@ def _snapshot(db: Database) -> Any:
 
 def _reset_identities(db: Database) -> None:
     """Point each identity column's sequence past the ids copied in."""
-    for table, columns in layout():
-        if "id" in columns:
+    identities = {r[0] for r in db.execute(
+        "SELECT table_name FROM information_schema.columns WHERE table_schema ="
+        " current_schema() AND column_name = 'id' AND is_identity = 'YES'")}
+    for table, _ in layout():
+        if table in identities:
             db.execute(f"SELECT setval(pg_get_serial_sequence('\"{table}\"', 'id'),"
                        f' COALESCE((SELECT MAX(id) FROM "{table}"), 0) + 1, false)')

@@ -243,6 +243,10 @@ class PgConnection:
         return PgCursor(cur)
 
     def rollback(self) -> None:
+        """Roll back an open transaction; nothing on a connection the server dropped (its
+        transaction is gone with it, and the error that broke it is the one to report)."""
+        if self.raw.broken or self.raw.closed:
+            return
         if self.in_transaction:
             self.raw.execute("ROLLBACK")
 

@@ -105,8 +105,24 @@ def _check(db: PgDatabase, label: str, tables: set[str], *, check_schema: bool) 
             f"database {label} lacks migration(s) {', '.join(missing[:5])}: it was made by "
             "an older Concord on PostgreSQL or changed by hand; nothing was changed")
     if check_schema:
-        lacking = sorted(set(pg_schema.TABLES) - tables)
-        if lacking:
-            raise guard.DatabaseRefused(
-                f"database {label} lacks table(s) {', '.join(lacking[:5])} although every "
-                "migration is recorded: it was changed by hand. Restore a backup")
+        _check_columns(db, label)
+
+
+def _check_columns(db: PgDatabase, label: str) -> None:
+    """The tables and views with their columns must be this version's (as on SQLite)."""
+    expected = {(t, c) for t, c in guard.expected_schema().columns}
+    actual = {(r[0], r[1]) for r in db.execute(
+        "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema ="
+        f" current_schema() AND table_name != '{guard.MIGRATIONS_TABLE}'")}
+    missing = sorted(f"{t}.{c}" for t, c in expected - actual)
+    extra = sorted(f"{t}.{c}" for t, c in actual - expected)
+    if missing:
+        raise guard.DatabaseRefused(
+            f"database {label} lacks column(s) {', '.join(missing[:5])} although every "
+            "migration is recorded: it was changed by hand. Nothing was changed; restore a "
+            "backup")
+    if extra:
+        raise guard.DatabaseRefused(
+            f"database {label} has column(s) or table(s) this Concord ({__version__}) does "
+            f"not know: {', '.join(extra[:5])}; it was changed by hand or written by a newer "
+            "Concord. Nothing was changed")

@@ -183,5 +183,5 @@ def max_raters_per_image(db: Database, study_id: int | None = None) -> int:
     """The largest number of distinct raters with a current rating on one image."""
     where, args = ("WHERE study_id = ?", [study_id]) if study_id is not None else ("", [])
     row = db.execute("SELECT MAX(n) FROM (SELECT COUNT(DISTINCT rater_id) AS n FROM"
-                     f" current_ratings {where} GROUP BY image_id)", args).fetchone()
+                     f" current_ratings {where} GROUP BY image_id) AS per", args).fetchone()
     return int(row[0] or 0)
