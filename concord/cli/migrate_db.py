@@ -34,6 +34,8 @@ def _migrate(args: argparse.Namespace, settings: Settings) -> int:
     shown_source, shown_target = _shown(source_at), _shown(target_at)
     if str(source_at) == str(target_at):
         raise ConcordError(f"migrate-db: --from and --to are the same database ({shown_source})")
+    if not isinstance(source_at, str) and not source_at.is_file():
+        raise ConcordError(f"migrate-db: no database at {source_at} to copy")
     source = open_db(source_at, migrate=False)
     try:
         _refuse_old(source, shown_source)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import re
 import sqlite3
 import threading
@@ -35,6 +36,9 @@ from concord.store.engine import WRITE_LOCK_KEY, is_postgres, is_url
 
 __all__ = ["WRITE_LOCK_KEY", "PgDatabase", "is_postgres", "is_url", "pool", "translate"]
 POOL_MAX = 10
+# How long a page run waits for a free connection of this process's pool, and for a new
+# connection to the server (CONCORD_PG_CONNECT_TIMEOUT seconds, default 10).
+POOL_TIMEOUT_S = 30.0
 _POOLS: dict[str, ConnectionPool] = {}
 _POOLS_LOCK = threading.Lock()
 
@@ -149,15 +153,25 @@ def _configure(conn: psycopg.Connection) -> None:
     conn.adapters.register_loader("numeric", _NumericLoader)
 
 
+def connect_timeout() -> int:
+    """Seconds a new connection may take (CONCORD_PG_CONNECT_TIMEOUT, default 10)."""
+    text = os.environ.get("CONCORD_PG_CONNECT_TIMEOUT", "10")
+    return max(1, int(text)) if text.isdigit() else 10
+
+
 def pool(url: str) -> ConnectionPool:
-    """This process's connection pool for ``url`` (made on first use)."""
+    """This process's connection pool for ``url`` (made on first use, after one direct
+    connection whose error, if any, is the server's own: refused, unknown database,
+    password)."""
     with _POOLS_LOCK:
         found = _POOLS.get(url)
         if found is None or found.closed:
+            kwargs = {"autocommit": True, "connect_timeout": connect_timeout()}
+            psycopg.connect(libpq_url(url), **kwargs).close()  # type: ignore[arg-type]
             found = ConnectionPool(
-                libpq_url(url), min_size=1, max_size=POOL_MAX, open=True,
-                kwargs={"autocommit": True}, configure=_configure,
-                check=ConnectionPool.check_connection, name="concord")
+                libpq_url(url), min_size=1, max_size=POOL_MAX, open=True, kwargs=kwargs,
+                configure=_configure, check=ConnectionPool.check_connection,
+                timeout=POOL_TIMEOUT_S, name="concord")
             _POOLS[url] = found
         return found
 

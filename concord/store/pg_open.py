@@ -39,14 +39,16 @@ def open_pg(url: str, *, migrate: bool = True, check_schema: bool = True) -> PgD
 
 
 def _connect(url: str) -> PgDatabase:
+    import psycopg
     from psycopg_pool import PoolTimeout
 
     try:
         return PgDatabase(url)
-    except (PoolTimeout, OSError) as exc:
+    except (PoolTimeout, OSError, psycopg.OperationalError) as exc:
+        reason = " ".join(str(exc).split())[:300]
         raise guard.DatabaseRefused(
-            f"database {shown(url)}: no PostgreSQL server answered ({exc}); nothing was "
-            "changed") from exc
+            f"database {shown(url)}: no PostgreSQL server answered ({reason}); nothing "
+            "was changed") from exc
 
 
 def shown(url: str) -> str:
