@@ -112,3 +112,32 @@ def sqlite_only(engine: str, why: str) -> None:
 
     if engine != "sqlite":
         pytest.skip(f"SQLite only: {why}")
+
+
+class WriteLockHolder:
+    """Holds a database's write lock from another connection, as a restore does: SQLite's
+    BEGIN IMMEDIATE on the file, or Concord's advisory lock on PostgreSQL."""
+
+    def __init__(self, target) -> None:
+        self.target = target
+        self._conn = None
+
+    def __enter__(self) -> WriteLockHolder:
+        if isinstance(self.target, str) and self.target.startswith("postgresql"):
+            import psycopg
+
+            from concord.store.engine import WRITE_LOCK_KEY
+
+            self._conn = psycopg.connect(self.target, autocommit=True)
+            self._conn.execute("BEGIN")
+            self._conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK_KEY])
+        else:
+            import sqlite3
+
+            self._conn = sqlite3.connect(self.target)
+            self._conn.execute("BEGIN IMMEDIATE")
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._conn.rollback()
+        self._conn.close()

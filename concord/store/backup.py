@@ -155,8 +155,10 @@ def restore(db_path: Path | str, source_path: Path, *, confirm: bool,
     from concord.store import swap  # imports this module (backup, safety_copy_path)
 
     if engine.is_url(db_path):
+        from concord.config import local_stem
+
         return _restore_postgres(str(db_path), Path(source_path), confirm=confirm,
-                                 beside=Path(beside or "."))
+                                 beside=beside or local_stem(str(db_path)))
     db_path, source_path = Path(db_path), Path(source_path)
     if db_path.exists() and source_path.exists() and os.path.samefile(db_path, source_path):
         raise ConcordError(f"{source_path} is the database itself; name a backup file")

@@ -106,7 +106,8 @@ def rated_images(db: Database, study_id: int, rater_id: int) -> list[dict]:
         " json_group_object(c.criterion, c.value) AS vals, MAX(c.created_at) AS at"
         " FROM current_ratings c JOIN images i ON i.id = c.image_id"
         " JOIN prompts p ON p.id = i.prompt_id WHERE c.study_id = ? AND c.rater_id = ?"
-        " GROUP BY c.image_id ORDER BY at DESC", [study_id, rater_id])
+        " GROUP BY c.image_id, i.public_id, i.path, p.key, p.text ORDER BY at DESC",
+        [study_id, rater_id])
     return [{**r, "vals": json.loads(r["vals"])} for r in rows]
 
 

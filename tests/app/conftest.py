@@ -49,9 +49,10 @@ def _clear_streamlit_caches():
 
 
 @pytest.fixture
-def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """A database (CONCORD_DB) with study 'ui' (both protocols, 3 prompts × 3 models)."""
-    db_path = tmp_path / "app.db"
+def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database_at):
+    """A database (CONCORD_DB) with study 'ui' (both protocols, 3 prompts × 3 models): a
+    SQLite file, or a PostgreSQL database in ``both_engines`` modules."""
+    db_path = database_at("app")
     monkeypatch.setenv("CONCORD_DB", str(db_path))
     monkeypatch.setenv("CONCORD_ADMIN_SECRET", "letmein-test-secret-7Qx9")
     manifest = make_folder_study(tmp_path / "ui", prompts=3, models=("alpha", "beta", "gamma"),

@@ -13,6 +13,8 @@ from concord.store.db import open_db
 from tests.app.conftest import rater_app
 from tests.helpers import make_folder_study
 
+pytestmark = pytest.mark.both_engines
+
 SC_IDS = ["most_requirements", "high_level_match", "low_level_match"]
 
 

@@ -16,6 +16,8 @@ from concord.store.db import open_db
 from tests.app.conftest import APP
 from tests.crowd_helpers import make_crowd_study
 
+pytestmark = pytest.mark.both_engines
+
 PID = "5f1a2b3c4d5e6f7a8b9c0d1e"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from concord.services.labelling import ranking
@@ -13,6 +14,8 @@ from concord.store import raters as rater_store
 from tests.app.conftest import APP
 from tests.foundation_helpers import seed_study
 from tests.helpers import study_report
+
+pytestmark = pytest.mark.both_engines
 
 
 def researcher_dashboard() -> AppTest:

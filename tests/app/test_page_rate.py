@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from concord.store import frames
 from concord.store import studies as study_store
 from tests.app.conftest import APP, rater_app
+
+pytestmark = pytest.mark.both_engines
 
 
 def ratings(db):

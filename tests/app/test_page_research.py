@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from concord.services.exports import downloads
 from concord.store import studies as study_store
 from tests.app.conftest import APP
 from tests.helpers import make_folder_study
+
+pytestmark = pytest.mark.both_engines
 
 
 def researcher(page: str) -> AppTest:

@@ -3,11 +3,14 @@ and a session that lasts while the secret is unchanged and ends when it is reset
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from concord.config import Settings
 from concord.services import auth, secret
 from tests.app.conftest import APP
+
+pytestmark = pytest.mark.both_engines
 
 
 def _sign_in(given: str, at: AppTest | None = None) -> AppTest:
@@ -46,7 +49,7 @@ def test_wrong_guesses_pause_the_form_for_that_address(app_env):
 def test_a_session_lasts_while_the_secret_is_unchanged_and_ends_when_reset(app_env,
                                                                           monkeypatch):
     monkeypatch.delenv("CONCORD_ADMIN_SECRET")
-    settings = Settings(db_path=app_env["db_path"])
+    settings = Settings.from_env()  # the app's database (CONCORD_DB), on either engine
     at = _sign_in(secret.reset(settings))
     assert _signed_in(at)
     at.switch_page("pages/studies.py").run()
