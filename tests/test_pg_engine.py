@@ -316,3 +316,34 @@ def test_a_writer_killed_mid_way_loses_nothing_acknowledged_and_frees_the_lock(
             db.execute("INSERT INTO raters (name, created_at) VALUES ('after', 'now')")
     finally:
         db.close()
+
+
+def test_every_migration_after_the_base_brings_its_postgresql_ddl():
+    from concord.store import pg_schema
+
+    names = pg_schema.MIGRATION_NAMES
+    assert names[:len(pg_schema.BASE)] == pg_schema.BASE
+    assert list(names[len(pg_schema.BASE):]) == list(pg_schema.UPGRADES)
+
+
+def test_an_older_postgresql_database_is_upgraded_once(url, monkeypatch):
+    from concord.store import pg_schema
+
+    open_db(url).close()
+    monkeypatch.setattr(pg_schema, "MIGRATION_NAMES", (*pg_schema.MIGRATION_NAMES, "m9001_probe"))
+    monkeypatch.setitem(pg_schema.UPGRADES, "m9001_probe",
+                        "CREATE INDEX ratings_probe ON ratings (seconds)")
+    pg_open._CHECKED.discard(url)
+    with pytest.raises(guard.DatabaseRefused, match="made by an older Concord"):
+        open_db(url, migrate=False)
+    for _ in range(2):  # the second open finds it done
+        pg_open._CHECKED.discard(url)
+        open_db(url).close()
+    db = open_db(url)
+    try:
+        names = [r[0] for r in db.execute("SELECT name FROM _sqlite_migrations ORDER BY id")]
+        assert names[-1] == "m9001_probe" and names.count("m9001_probe") == 1
+        assert db.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'ratings_probe'"
+                          ).fetchone() == (1,)
+    finally:
+        db.close()

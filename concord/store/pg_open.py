@@ -66,7 +66,7 @@ def _check_or_create(db: PgDatabase, url: str, *, migrate: bool, check_schema: b
             return
         _create(db)
     else:
-        _check(db, label, tables, check_schema=check_schema)
+        _check(db, label, tables, migrate=migrate, check_schema=check_schema)
     with _CHECKED_LOCK:
         _CHECKED.add(url)
 
@@ -79,13 +79,12 @@ def _create(db: PgDatabase) -> None:
         if db.table_names():
             return
         db.conn.raw.execute(pg_schema.DDL)
-        db.conn.executemany(
-            f"INSERT INTO {guard.MIGRATIONS_TABLE} (migration_set, name, applied_at)"
-            " VALUES ('concord', ?, CAST(now() AS TEXT))",
-            [[name] for name in pg_schema.MIGRATION_NAMES])
+        _record(db, pg_schema.BASE)
+        _upgrade(db, 0)
 
 
-def _check(db: PgDatabase, label: str, tables: set[str], *, check_schema: bool) -> None:
+def _check(db: PgDatabase, label: str, tables: set[str], *, migrate: bool,
+           check_schema: bool) -> None:
     if guard.MIGRATIONS_TABLE not in tables:
         few = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
         raise guard.DatabaseRefused(
@@ -101,13 +100,27 @@ def _check(db: PgDatabase, label: str, tables: set[str], *, check_schema: bool) 
             f"database {label} was written by a newer Concord: it has migration(s) "
             f"{', '.join(unknown)}, and this Concord ({__version__}) knows migrations up to "
             f"{known[-1]}. Upgrade Concord to open it; nothing was changed")
-    missing = [name for name in known if name not in applied]
-    if missing:
-        raise guard.DatabaseRefused(
-            f"database {label} lacks migration(s) {', '.join(missing[:5])}: it was made by "
-            "an older Concord on PostgreSQL or changed by hand; nothing was changed")
+    if len(applied) < len(known):
+        _bring_up(db, label, applied, migrate=migrate)
     if check_schema:
         _check_columns(db, label)
+
+
+def _bring_up(db: PgDatabase, label: str, applied: list[str], *, migrate: bool) -> None:
+    """Upgrade an older Concord's PostgreSQL database (pg_schema.UPGRADES)."""
+    known = pg_schema.MIGRATION_NAMES
+    if tuple(applied) != known[:len(applied)] or len(applied) < len(pg_schema.BASE):
+        missing = [name for name in known if name not in applied]
+        raise guard.DatabaseRefused(
+            f"database {label} lacks migration(s) {', '.join(missing[:5])}: it was changed "
+            "by hand; nothing was changed")
+    if not migrate:
+        raise guard.DatabaseRefused(
+            f"database {label} was made by an older Concord; open it once with "
+            "`concord init --no-demo` to upgrade it")
+    with sqlite_errors(), db.conn.raw.transaction():
+        db.conn.raw.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK_KEY])
+        _upgrade(db, len(applied))
 
 
 def _check_columns(db: PgDatabase, label: str) -> None:
@@ -128,3 +141,18 @@ def _check_columns(db: PgDatabase, label: str) -> None:
             f"database {label} has column(s) or table(s) this Concord ({__version__}) does "
             f"not know: {', '.join(extra[:5])}; it was changed by hand or written by a newer "
             "Concord. Nothing was changed")
+
+
+def _record(db: PgDatabase, names: tuple[str, ...] | list[str]) -> None:
+    db.conn.executemany(
+        f"INSERT INTO {guard.MIGRATIONS_TABLE} (migration_set, name, applied_at)"
+        " VALUES ('concord', ?, CAST(now() AS TEXT))", [[name] for name in names])
+
+
+def _upgrade(db: PgDatabase, applied: int) -> None:
+    """Run and record the upgrades past the first ``applied`` migrations (inside the
+    caller's transaction, under the write lock; a second process finds them done)."""
+    done = db.execute(f"SELECT COUNT(*) FROM {guard.MIGRATIONS_TABLE}").fetchone()[0]
+    for name, ddl in pg_schema.upgrades_after(max(applied, int(done))):
+        db.conn.raw.execute(ddl)
+        _record(db, [name])

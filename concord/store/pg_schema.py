@@ -28,6 +28,21 @@ from concord.store.report_cache import _OPS, _OWN, _trigger_name
 MIGRATION_SET = migrations.name
 # The migrations the schema stands for, in the order SQLite applies them.
 MIGRATION_NAMES: tuple[str, ...] = tuple(step.__name__ for step in _STEPS)
+# The migrations pg_schema.sql stood for when it was written (frozen, as migrations are). A
+# migration added after them brings PostgreSQL's own DDL in UPGRADES under its name: a new
+# database runs pg_schema.sql then every upgrade in order, an older one (concord.store.
+# pg_open) the upgrades it lacks. tests/test_pg_schema.py fails until a new migration has
+# its entry, so no PostgreSQL database is left behind by a release.
+BASE: tuple[str, ...] = (
+    "m001_initial", "m002_current_views_by_lookup", "m003_coverage_index", "m004_gold_units",
+    "m005_leases_and_drafts", "m201_rater_exclusions", "m101_run_tracking",
+    "m102_score_staging", "m103_geneval2_tifa_name", "m601_pairs", "m301_import_batches",
+    "m701_crowd_studies", "m801_rating_checklists", "m901_adjudications",
+    "m1001_report_cache", "m1101_signin_failures", "m1201_crowd_integrity",
+    "m1301_imported_labels", "m1302_comments", "m1401_research_sessions",
+    "m1402_questionnaire_answers",
+)
+UPGRADES: dict[str, str] = {}
 RECORD_MIGRATION = ('INSERT INTO "_sqlite_migrations" (migration_set, name, applied_at)'
                     " VALUES (%s, %s, %s)")
 
@@ -62,3 +77,9 @@ def migration_rows(applied_at: str | None = None) -> list[tuple[str, str, str]]:
     writes it (``str`` of an aware UTC datetime)."""
     at = applied_at or str(dt.datetime.now(dt.UTC))
     return [(MIGRATION_SET, name, at) for name in MIGRATION_NAMES]
+
+
+def upgrades_after(applied: int) -> list[tuple[str, str]]:
+    """(name, DDL) of the migrations after the first ``applied`` ones (all of them past
+    :data:`BASE`), in order."""
+    return [(name, UPGRADES[name]) for name in MIGRATION_NAMES[max(applied, len(BASE)):]]

@@ -13,6 +13,11 @@ included, see m1302) and calls no other module of Concord but ``script.run_scrip
 editing a module must never edit what a shipped migration does.
 ``tests/test_schema_frozen.py`` checks every migration against what it did when it
 shipped (``tests/data/schema-steps.json``).
+
+PostgreSQL databases are made from ``concord/store/pg_schema.sql`` (the schema these
+migrations produced up to ``pg_schema.BASE``); a new migration also gives PostgreSQL's DDL
+in ``pg_schema.UPGRADES`` under its name (tests/test_pg_engine.py and
+tests/test_pg_schema.py fail until it does and the two schemas agree).
 """
 
 from __future__ import annotations
