@@ -138,6 +138,15 @@ def mask_password(url: str) -> str:
     return _PASSWORD.sub(r"\1:***@", url)[:200]
 
 
+def mask_passwords_in(text: str, url: str) -> str:
+    """``text`` (a driver's message that may quote ``url``) with ``url``'s password and any
+    ``//user:password@`` in it masked."""
+    found = _PASSWORD.search(url)
+    secret = found.group(0)[len(found.group(1)) + 1:-1] if found else ""
+    masked = _PASSWORD.sub(r"\1:***@", text)
+    return masked.replace(secret, "***") if secret else masked
+
+
 def _pg_database_name(url: str) -> str:
     after = url.split("://", 1)[1]
     path = after.split("/", 1)[1] if "/" in after else ""

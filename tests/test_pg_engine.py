@@ -347,3 +347,25 @@ def test_an_older_postgresql_database_is_upgraded_once(url, monkeypatch):
                           ).fetchone() == (1,)
     finally:
         db.close()
+
+
+@pytest.mark.parametrize("tail", ["/x%00y?host=/nowhere", "/x?host=/nowhere&sslmode=bogus",
+                                  "/x?host=/nowhere&port=99999999999999999999",
+                                  "[::1/x", "/" + "a" * 5000 + "?host=/nowhere"])
+def test_a_malformed_url_is_one_line(tail, capsys):
+    from concord.cli import main
+
+    assert main(["--db", f"postgresql://u:hunter2@{tail}", "studies"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: database postgresql://u:***@") and err.count("\n") == 1
+    assert "hunter2" not in err and len(err) < 700
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "601", "-1", "1e3", "１０", "9" * 50])
+def test_a_wrong_connect_timeout_is_one_line(value, monkeypatch, capsys):
+    from concord.cli import main
+
+    monkeypatch.setenv("CONCORD_PG_CONNECT_TIMEOUT", value)
+    pg.close_pools()
+    assert main(["--db", "postgresql://u@/x?host=/nowhere", "studies"]) == 1
+    assert "CONCORD_PG_CONNECT_TIMEOUT" in capsys.readouterr().err

@@ -32,6 +32,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 from sqlite_utils import Database
 
+from concord.errors import ConcordError
 from concord.store.engine import WRITE_LOCK_KEY, is_postgres, is_url
 
 __all__ = ["WRITE_LOCK_KEY", "PgDatabase", "is_postgres", "is_url", "pool", "translate"]
@@ -154,9 +155,16 @@ def _configure(conn: psycopg.Connection) -> None:
 
 
 def connect_timeout() -> int:
-    """Seconds a new connection may take (CONCORD_PG_CONNECT_TIMEOUT, default 10)."""
-    text = os.environ.get("CONCORD_PG_CONNECT_TIMEOUT", "10")
-    return max(1, int(text)) if text.isdigit() else 10
+    """Seconds a new connection may take (CONCORD_PG_CONNECT_TIMEOUT, 1 to 600; default 10).
+
+    Raises:
+        ConcordError: the setting is not a whole number of seconds in that range.
+    """
+    text = os.environ.get("CONCORD_PG_CONNECT_TIMEOUT", "10").strip()
+    if not (text.isascii() and text.isdigit() and 1 <= int(text[:4]) <= 600 and len(text) < 4):
+        raise ConcordError(f"CONCORD_PG_CONNECT_TIMEOUT={text[:40]!r}: give a whole number "
+                           "of seconds from 1 to 600 (default 10)")
+    return int(text)
 
 
 def pool(url: str) -> ConnectionPool:

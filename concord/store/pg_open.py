@@ -44,8 +44,10 @@ def _connect(url: str) -> PgDatabase:
 
     try:
         return PgDatabase(url)
-    except (PoolTimeout, OSError, psycopg.OperationalError) as exc:
-        reason = " ".join(str(exc).split())[:300]
+    except (PoolTimeout, OSError, psycopg.Error) as exc:  # refused, bad URL, no database
+        from concord.config import mask_passwords_in
+
+        reason = mask_passwords_in(" ".join(str(exc).split()), url)[:300]
         raise guard.DatabaseRefused(
             f"database {shown(url)}: no PostgreSQL server answered ({reason}); nothing "
             "was changed") from exc
