@@ -22,7 +22,7 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from typing import Any
 
 import psycopg
@@ -261,7 +261,7 @@ class PgConnection:
         cur = RawCursor(self.raw)
         text, names = translate(sql)
         with sqlite_errors():
-            cur.executemany(text, [_args(names, r) for r in rows])
+            cur.executemany(text, [_args(names, r) or [] for r in rows])
         return PgCursor(cur)
 
     def rollback(self) -> None:
@@ -304,41 +304,44 @@ class PgConnection:
 
 class PgDatabase(Database):
     """A Concord database on PostgreSQL, with the methods of sqlite-utils' ``Database``
-    that the store calls (``execute``, ``query``, ``conn``, ``atomic``, ``close``)."""
+    that the store calls (``execute``, ``query``, ``conn``, ``atomic``, ``close``).
+    ``conn`` is the :class:`PgConnection` (typed as sqlite-utils' for its callers);
+    ``pg`` is the same object, typed as what it is."""
 
     engine = "postgresql"
 
     def __init__(self, url: str) -> None:
         self.url = url
         home = pool(url)
-        self.conn = PgConnection(home.getconn(), url, home)  # type: ignore[assignment]
+        self.pg = PgConnection(home.getconn(), url, home)
+        self.conn = self.pg  # type: ignore[assignment]
         self._savepoints = 0
 
     def execute(self, sql: str, parameters: Any = None) -> Any:
-        return self.conn.execute(sql, parameters)
+        return self.pg.execute(sql, parameters)
 
-    def query(self, sql: str, params: Any = None) -> Iterator[dict[str, Any]]:
-        yield from self.conn.execute(sql, params, row_factory=dict_row).fetchall()
+    def query(self, sql: str, params: Any = None) -> Generator[dict[str, Any], None, None]:
+        yield from self.pg.execute(sql, params, row_factory=dict_row).fetchall()
 
     @contextlib.contextmanager
-    def atomic(self) -> Iterator[PgDatabase]:  # type: ignore[override]
+    def atomic(self) -> Iterator[PgDatabase]:
         """A savepoint inside the caller's transaction."""
         self._savepoints += 1
         name = f"concord_sp{self._savepoints}"
-        self.conn.raw.execute(f"SAVEPOINT {name}")
+        self.pg.raw.execute(f"SAVEPOINT {name}")
         try:
             yield self
         except BaseException:
-            self.conn.raw.execute(f"ROLLBACK TO SAVEPOINT {name}")
+            self.pg.raw.execute(f"ROLLBACK TO SAVEPOINT {name}")
             raise
         finally:
             self._savepoints -= 1
-        self.conn.raw.execute(f"RELEASE SAVEPOINT {name}")
+        self.pg.raw.execute(f"RELEASE SAVEPOINT {name}")
 
     def table_names(self, fts4: bool = False, fts5: bool = False) -> list[str]:
-        return [r[0] for r in self.conn.execute(
+        return [r[0] for r in self.pg.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema ="
             " current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name")]
 
     def close(self) -> None:
-        self.conn.close()  # type: ignore[attr-defined]
+        self.pg.close()

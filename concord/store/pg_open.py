@@ -76,11 +76,11 @@ def _check_or_create(db: PgDatabase, url: str, *, migrate: bool, check_schema: b
 def _create(db: PgDatabase) -> None:
     """The schema and its migration record, in one transaction under the write lock (two
     processes opening a new database at once: the second finds it made)."""
-    with sqlite_errors(), db.conn.raw.transaction():
-        db.conn.raw.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK_KEY])
+    with sqlite_errors(), db.pg.raw.transaction():
+        db.pg.raw.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK_KEY])
         if db.table_names():
             return
-        db.conn.raw.execute(pg_schema.DDL)
+        db.pg.raw.execute(pg_schema.DDL)
         _record(db, pg_schema.BASE)
         _upgrade(db, 0)
 
@@ -120,8 +120,8 @@ def _bring_up(db: PgDatabase, label: str, applied: list[str], *, migrate: bool) 
         raise guard.DatabaseRefused(
             f"database {label} was made by an older Concord; open it once with "
             "`concord init --no-demo` to upgrade it")
-    with sqlite_errors(), db.conn.raw.transaction():
-        db.conn.raw.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK_KEY])
+    with sqlite_errors(), db.pg.raw.transaction():
+        db.pg.raw.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK_KEY])
         _upgrade(db, len(applied))
 
 
@@ -146,7 +146,7 @@ def _check_columns(db: PgDatabase, label: str) -> None:
 
 
 def _record(db: PgDatabase, names: tuple[str, ...] | list[str]) -> None:
-    db.conn.executemany(
+    db.pg.executemany(
         f"INSERT INTO {guard.MIGRATIONS_TABLE} (migration_set, name, applied_at)"
         " VALUES ('concord', ?, CAST(now() AS TEXT))", [[name] for name in names])
 
@@ -156,5 +156,5 @@ def _upgrade(db: PgDatabase, applied: int) -> None:
     caller's transaction, under the write lock; a second process finds them done)."""
     done = db.execute(f"SELECT COUNT(*) FROM {guard.MIGRATIONS_TABLE}").fetchone()[0]
     for name, ddl in pg_schema.upgrades_after(max(applied, int(done))):
-        db.conn.raw.execute(ddl)
+        db.pg.raw.execute(ddl)
         _record(db, [name])

@@ -17,7 +17,7 @@ def read_frame(db: Database, sql: str,
                params: Sequence[Any] | Mapping[str, Any] = ()) -> pd.DataFrame:
     """The rows of ``sql`` with its column names, typed as ``pd.read_sql_query`` types
     them (numbers as numbers, everything else as objects; no rows: object columns)."""
-    args = params if isinstance(params, Mapping) else list(params)
+    args: Any = dict(params) if isinstance(params, Mapping) else list(params)
     if not engine.is_postgres(db):
         return pd.read_sql_query(sql, db.conn, params=args)
     cursor = db.execute(sql, args)
