@@ -7,11 +7,15 @@ runs in another process meanwhile and the raters work until it has finished; the
 then shows how long each rater write (next item, submit) took: p50 / p99 / max.
 Re-run: `.venv/bin/python bench/bench_concurrency.py [--seconds 60] [--raters 20]`
         `.venv/bin/python bench/bench_concurrency.py --raters 100 --import-rows 1000000`
+``--engine postgresql`` runs the same on a throw-away PostgreSQL server
+(tests/support/pg_server.py; the raters alone on a copy of the database made with
+``CREATE DATABASE … TEMPLATE``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import subprocess
 import sys
@@ -53,23 +57,48 @@ def _waits(r: loadtest.LoadResult) -> str:
             f"{1000 * max(r.waits, default=0):.0f}")
 
 
+@contextlib.contextmanager
+def _server(engine: str):
+    """A throw-away PostgreSQL server for ``--engine postgresql`` (None for SQLite)."""
+    if engine == "sqlite":
+        yield None
+        return
+    from tests.support.pg_server import PgServer
+
+    with PgServer(port=5497) as server:
+        yield server
+
+
+def _copy(server, db_path, tmp: Path):
+    if server is None:
+        shutil.copy(db_path, tmp / "alone.db")
+        return tmp / "alone.db"
+    from concord.store import pg
+
+    pg.close_pools()  # a template database must have no connections
+    with server.admin() as conn:
+        conn.execute("CREATE DATABASE alone TEMPLATE load")
+    return server.url("alone")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--raters", type=int, default=20)
     parser.add_argument("--prompts", type=int, default=2500)
     parser.add_argument("--import-rows", type=int, default=0)
+    parser.add_argument("--engine", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--think", default=None, metavar="LOW,HIGH",
                         help="seconds a rater spends on an image (default 0,0; 3,8 with "
                              "--import-rows)")
     args = parser.parse_args()
     think = tuple(float(x) for x in (args.think or ("3,8" if args.import_rows else "0,0"))
                   .split(","))
-    with tempfile.TemporaryDirectory() as d:
+    with tempfile.TemporaryDirectory() as d, _server(args.engine) as server:
         tmp = Path(d)
         t0 = time.perf_counter()
         manifest = make_folder_study(tmp / "load", prompts=args.prompts, models=("a", "b"), k=3)
-        db_path = tmp / "load.db"
+        db_path = server.create_database("load") if server else tmp / "load.db"
         db = open_db(db_path)
         studies.import_manifest(db, manifest)
         invites = studies.invite(db, "load", [f"r{i:02d}" for i in range(args.raters)], "x")
@@ -78,7 +107,7 @@ def main() -> None:
         if args.import_rows:
             rows = write_valid(tmp / "import.csv", args.import_rows)
             db.close()
-            shutil.copy(db_path, tmp / "alone.db")  # the same study for the raters alone
+            alone_at = _copy(server, db_path, tmp)  # the same study for the raters alone
             db = open_db(db_path)
         print(f"study of {2 * args.prompts} images ready in {time.perf_counter() - t0:.0f} s")
         if args.import_rows:
@@ -90,9 +119,9 @@ def main() -> None:
             stop.wait()  # the raters may run out of images first
             count = db.execute("SELECT COUNT(*) FROM current_ratings c JOIN studies s ON"
                                " s.id = c.study_id WHERE s.name = 'imported'").fetchone()[0]
-            alone = loadtest.run(tmp / "alone.db", "load", ids, seconds=r.seconds, think=think)
+            alone = loadtest.run(alone_at, "load", ids, seconds=r.seconds, think=think)
     print("\n| measure | value |\n|---|---|")
-    table = [("raters (threads, one connection each)", args.raters),
+    table = [("engine", args.engine), ("raters (threads, one connection each)", args.raters),
              ("seconds a rater spends on an image", f"{think[0]:g}–{think[1]:g}"),
              ("seconds", f"{r.seconds:.1f}")]
     if args.import_rows:

@@ -151,10 +151,8 @@ def transaction(db: Database) -> Iterator[Database]:
 def _pg_transaction(db: Database) -> Iterator[None]:
     """BEGIN, then the write lock (engine.WRITE_LOCK_KEY) waited for up to BUSY_TIMEOUT_MS."""
     conn = db.conn
-    conn.execute("BEGIN")
     try:
-        conn.execute(f"SET LOCAL lock_timeout = {BUSY_TIMEOUT_MS}")
-        _LAST.retries = 0 if _pg_lock_free(conn) else 1
+        _LAST.retries = 0 if _pg_begin(db) else 1
         yield
     except BaseException:
         conn.rollback()
@@ -162,12 +160,22 @@ def _pg_transaction(db: Database) -> Iterator[None]:
     conn.execute("COMMIT")
 
 
-def _pg_lock_free(conn: Any) -> bool:
-    """Take the write lock; False when another writer held it (we waited)."""
-    if conn.execute("SELECT pg_try_advisory_xact_lock(?)", [engine.WRITE_LOCK_KEY]).fetchone()[0]:
-        return True
+def _pg_begin(db: Database) -> bool:
+    """BEGIN and try the write lock in one round trip (a submit's transaction is a few ms:
+    round trips count); wait for it when taken. False when another writer held it."""
+    from concord.store.pg import sqlite_errors  # loaded already: db is a PgDatabase
+
+    raw = db.pg.raw  # type: ignore[attr-defined]
+    key = int(engine.WRITE_LOCK_KEY)
+    with sqlite_errors():
+        cur = raw.execute(f"BEGIN; SET LOCAL lock_timeout = {int(BUSY_TIMEOUT_MS)};"
+                          f" SELECT pg_try_advisory_xact_lock({key})")
+        while cur.nextset():
+            pass
+        if cur.fetchone()[0]:
+            return True
     try:
-        conn.execute("SELECT pg_advisory_xact_lock(?)", [engine.WRITE_LOCK_KEY])
+        db.conn.execute(f"SELECT pg_advisory_xact_lock({key})")
     except sqlite3.OperationalError as exc:
         if getattr(exc, "sqlstate", None) == "55P03":  # lock_not_available: timed out
             raise DatabaseBusy(
