@@ -24,17 +24,17 @@ PAGES = nav.Pages(
               Spec("pages/export.py", "Export", ":material/download:")),
 )
 
-db = session.open_run_db()
-user = signin.resolve(db)
-menu = nav.menu(db, user, PAGES)
-page = st.navigation(menu.sections, position=menu.position)
+with session.run_db() as db:  # given back when the run ends
+    user = signin.resolve(db)
+    menu = nav.menu(db, user, PAGES)
+    page = st.navigation(menu.sections, position=menu.position)
 
-if user is not None:
-    with st.sidebar:
-        st.caption(f"Signed in as **{user.name}** ({user.role})")
-        signin.study_picker(user, db)
-        if st.button("Sign out", key="sign_out"):
-            signin.sign_out(db)
-            st.rerun()
+    if user is not None:
+        with st.sidebar:
+            st.caption(f"Signed in as **{user.name}** ({user.role})")
+            signin.study_picker(user, db)
+            if st.button("Sign out", key="sign_out"):
+                signin.sign_out(db)
+                st.rerun()
 
-nav.open_page(db, user, menu, page)
+    nav.open_page(db, user, menu, page)

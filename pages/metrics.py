@@ -57,6 +57,7 @@ with st.expander("Metrics and their default judges"):
 
 
 @st.fragment(run_every=2)
+@session.releasing
 def live() -> None:
     watched = metric_runs.active(session.db())
     st.subheader(f"Running and recent ({len(watched)})")

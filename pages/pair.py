@@ -90,6 +90,7 @@ def head(item: pairs.PairItem | None, editing: bool, done: Progress) -> None:
 
 
 @st.fragment
+@session.releasing
 def pair_screen() -> None:
     if not screen_view.still_allowed():
         return

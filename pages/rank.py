@@ -91,6 +91,7 @@ def head(rs: ranking.RankSet | None, done: Progress) -> None:
 
 
 @st.fragment
+@session.releasing
 def ranking_screen() -> None:
     if not screen_view.still_allowed():
         return

@@ -140,6 +140,7 @@ def panel(item: rating.Item, editing: bool, rubric: Rubric, can_undo: bool) -> N
 
 
 @st.fragment
+@session.releasing
 def scoring() -> None:
     if not screen_view.still_allowed():
         return

@@ -6,16 +6,19 @@ This is the only place (with the other ``concord.ui`` modules) that touches
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import importlib
 import logging
 import threading
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import streamlit as st
 from sqlite_utils import Database
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from concord.config import Settings
 from concord.config import note_address as note
@@ -70,6 +73,41 @@ def invite_base_url(page: str) -> str:
     if path.endswith("/" + page) or path == page:
         path = path[: -len(page)].rstrip("/")
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+@contextlib.contextmanager
+def run_db() -> Iterator[Database]:
+    """This script run's database, given back when the run ends (also on st.rerun or
+    st.stop): on PostgreSQL a connection of the process's pool (at most 10) serves one run
+    at a time, not one idle browser session each."""
+    db = open_run_db()
+    try:
+        yield db
+    finally:
+        release_run_db()
+
+
+def release_run_db() -> None:
+    """Close (give back) the connection this session opened, if any; the next use of
+    :func:`db` opens another."""
+    found = st.session_state.get(_DB)
+    if found is not None:
+        del st.session_state[_DB]
+        found.conn.close()
+
+
+def releasing(body: Callable[[], None]) -> Callable[[], None]:
+    """For a fragment: when it reruns on its own (not inside a full run, whose connection
+    :func:`run_db` gives back), give back the connection it used at its end."""
+    @functools.wraps(body)
+    def run() -> None:
+        try:
+            body()
+        finally:
+            ctx = get_script_run_ctx()
+            if ctx is not None and ctx.fragment_ids_this_run:
+                release_run_db()
+    return run
 
 
 def open_run_db() -> Database:
