@@ -59,6 +59,9 @@ def write_ratings_csv(path: Path, prompts: int, *, models=("m1", "m2"), raters=1
 
 
 def _db_path(db) -> str:
+    """Where ``db`` is, to open another connection to it (a file, or a PostgreSQL URL)."""
+    if getattr(db, "engine", "sqlite") == "postgresql":
+        return db.url
     return db.conn.execute("PRAGMA database_list").fetchone()[2]
 
 
