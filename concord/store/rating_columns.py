@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from sqlite_utils import Database
 
-from concord.store import engine
+from concord.store import catalog
 from concord.store.imports import batches
 
 _SEP = "\x1f"
@@ -104,10 +104,9 @@ def _shareable_path(db: Database) -> str | None:
     """The database file, when other connections would read what this one sees: not an
     in-memory database, and no transaction of this connection is open (its uncommitted
     rows are invisible elsewhere)."""
-    if engine.is_postgres(db) or db.conn.in_transaction:
-        return None  # PostgreSQL: no file; the server reads the ranges in its own processes
-    rows = [r for r in db.execute("PRAGMA database_list") if r[1] == "main"]
-    file = rows[0][2] if rows else ""
+    if db.conn.in_transaction:
+        return None
+    file = catalog.database_file(db)  # "" on PostgreSQL: the caller's connection reads
     return file if file and Path(file).is_file() else None
 
 
