@@ -34,6 +34,7 @@ from tests.foundation_helpers import (
     snapshot,
     unchanged,
 )
+from tests.helpers import target_of
 from tests.support import loadtest
 
 pytestmark = pytest.mark.both_engines
@@ -58,16 +59,12 @@ def write_ratings_csv(path: Path, prompts: int, *, models=("m1", "m2"), raters=1
     return n
 
 
-def _db_path(db) -> str:
-    return db.conn.execute("PRAGMA database_list").fetchone()[2]
-
-
 def test_nothing_is_visible_before_the_batch_is_published(db, tmp_path, monkeypatch):
     rows = write_ratings_csv(tmp_path / "r.csv", prompts=10)
     seen, real = {}, batches.publish
 
     def look_then_publish(conn, batch, **kw):
-        other = open_db(_db_path(db))
+        other = open_db(target_of(db))
         seen["studies"] = study_store.list_study_names(other)
         seen["current"] = other.execute("SELECT COUNT(*) FROM current_ratings").fetchone()[0]
         seen["written"] = other.execute("SELECT COUNT(*) FROM ratings").fetchone()[0]
@@ -117,7 +114,7 @@ def test_a_rater_editing_during_an_import_keeps_every_revision(db, tmp_path, mon
 
     def write_then_rater_edits(*args, **kw):
         out = real(*args, **kw)
-        other = open_db(_db_path(db))  # the pending import row is there, invisible
+        other = open_db(target_of(db))  # the pending import row is there, invisible
         during["current"] = rating_store.current_values(other, image, ann)
         during["history"] = len(rating_store.rating_history(other, study_id(db), ann))
         during["last"] = rating_store.last_new_rating(other, study_id(db), ann)

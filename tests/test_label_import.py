@@ -20,6 +20,8 @@ from concord.store.db import open_db
 from tests.foundation_helpers import snapshot
 from tests.pair_helpers import STRENGTH, seed_pair_study
 
+pytestmark = pytest.mark.both_engines
+
 ARENA = """model_a,model_b,winner,judge,tstamp,prompt
 flux,sdxl,model_a,u1,1700000000.5,a red cube
 sdxl,dalle,tie (bothbad),u2,1700000100,a dog
@@ -51,10 +53,10 @@ def pairs_of(db, study: str):
     return frames.pairs_frame(db, study_store.get_study(db, study).id)
 
 
-def test_arena_votes_make_a_votes_only_study(tmp_path, capsys):
+def test_arena_votes_make_a_votes_only_study(tmp_path, database_at, capsys):
     path = tmp_path / "battles.csv"
     path.write_text(ARENA)
-    db_path = tmp_path / "x.db"
+    db_path = database_at("x")
     assert run(db_path, "import-pairs", "--study", "arena", path) == 0
     out = capsys.readouterr().out
     assert "(new votes-only study): 4 votes read: 4 added" in out
@@ -81,7 +83,7 @@ def test_arena_votes_make_a_votes_only_study(tmp_path, capsys):
     db.close()
 
 
-def test_jsonl_votes_with_prompts_placement_and_revisions(tmp_path, capsys):
+def test_jsonl_votes_with_prompts_placement_and_revisions(tmp_path, database_at, capsys):
     path = tmp_path / "votes.jsonl"
     rows = [{"prompt_id": 1, "model_a": "x", "model_b": "y", "outcome": "a", "rater": "r1",
              "shown_left": "b", "time": "2025-01-02T03:04:05"},
@@ -90,7 +92,7 @@ def test_jsonl_votes_with_prompts_placement_and_revisions(tmp_path, capsys):
             {"prompt_id": "2", "model_a": "y", "model_b": "z", "outcome": "both bad",
              "rater": "r1", "criterion": "quality"}]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    db_path = tmp_path / "x.db"
+    db_path = database_at("x")
     assert run(db_path, "import-pairs", "--study", "s", path) == 0
     db = open_db(db_path)
     frame = pairs_of(db, "s").sort_values(["prompt_id", "rater"])
@@ -122,10 +124,11 @@ a cup,flux,l3.png,dalle,r3.png,bothbad_vote,u3,1717000300
 """
 
 
-def test_genai_arena_vote_types_by_screen_side(tmp_path, capsys):
+def test_genai_arena_vote_types_by_screen_side(tmp_path, database_at, capsys):
+    y_db = database_at("y")
     path = tmp_path / "genai_bench.csv"
     path.write_text(GENAI_BENCH)
-    db_path = tmp_path / "x.db"
+    db_path = database_at("x")
     assert run(db_path, "import-pairs", "--study", "gb", path) == 0
     assert "4 votes read: 4 added" in capsys.readouterr().out
     db = open_db(db_path)
@@ -139,7 +142,7 @@ def test_genai_arena_vote_types_by_screen_side(tmp_path, capsys):
     wins = stats(capsys, db_path, "gb")["pairs"]
     assert wins  # the pair section is computed from them
     path.write_text(GENAI_BENCH.replace("tievote", "drawvote"))
-    assert run(tmp_path / "y.db", "import-pairs", "--study", "gb", path) == 1
+    assert run(y_db, "import-pairs", "--study", "gb", path) == 1
     err = capsys.readouterr().err
     assert "row 4, field 'vote_type': 'drawvote' is not an outcome" in err  # its own column
 
@@ -157,15 +160,16 @@ BATTLES = [
 ]
 
 
-def test_a_json_array_of_battles_reads_like_its_json_lines(tmp_path, capsys):
+def test_a_json_array_of_battles_reads_like_its_json_lines(tmp_path, database_at, capsys):
     array, lines = tmp_path / "battles.json", tmp_path / "battles.jsonl"
     array.write_text(json.dumps(BATTLES))  # one line: rows are the objects, not lines
     lines.write_text("\n".join(json.dumps(b) for b in BATTLES) + "\n")
     frames_of = []
     for n, path in enumerate((array, lines)):
-        assert run(tmp_path / f"{n}.db", "import-pairs", "--study", "arena", path) == 0
+        target = database_at(str(n))
+        assert run(target, "import-pairs", "--study", "arena", path) == 0
         assert "4 votes read: 4 added" in capsys.readouterr().out
-        db = open_db(tmp_path / f"{n}.db")
+        db = open_db(target)
         frame = pairs_of(db, "arena")
         frames_of.append(sorted(zip(frame.left_model, frame.right_model, frame.outcome,
                                     frame.rater, strict=True)))
@@ -175,7 +179,7 @@ def test_a_json_array_of_battles_reads_like_its_json_lines(tmp_path, capsys):
     assert ("flux", "dalle", "left", "u1") in frames_of[0]
     named = tmp_path / "lines.json"  # JSON Lines saved as .json: read as JSON Lines
     named.write_text(lines.read_text())
-    assert run(tmp_path / "2.db", "import-pairs", "--study", "arena", named) == 0
+    assert run(database_at("2"), "import-pairs", "--study", "arena", named) == 0
 
 
 @pytest.mark.parametrize(("text", "says"), [
@@ -187,24 +191,26 @@ def test_a_json_array_of_battles_reads_like_its_json_lines(tmp_path, capsys):
     ('"votes"', "row 1: expected a JSON object, got str"),  # not an array: JSON Lines
     ("[" * 100 + "]" * 100, "nested more than 64 levels deep (line 1 of the file, at object 1)"),
 ])
-def test_a_bad_json_array_is_one_line_per_problem_and_nothing_is_written(tmp_path, capsys,
-                                                                        text, says):
+def test_a_bad_json_array_is_one_line_per_problem_and_nothing_is_written(
+        tmp_path, database_at, capsys, text, says):
+    target = database_at("x")
     path = tmp_path / "battles.json"
     path.write_text(text)
-    assert run(tmp_path / "x.db", "import-pairs", "--study", "arena", path) == 1
+    assert run(target, "import-pairs", "--study", "arena", path) == 1
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err and "nothing was imported" in err
-    db = open_db(tmp_path / "x.db")
+    db = open_db(target)
     assert db.execute("SELECT COUNT(*) FROM studies").fetchone()[0] == 0
     db.close()
 
 
-def test_rankings_from_a_json_array(tmp_path, capsys):
+def test_rankings_from_a_json_array(tmp_path, database_at, capsys):
+    target = database_at("x")
     path = tmp_path / "rankings.json"
     path.write_text(json.dumps([
         {"prompt_id": "p1", "rater": "e1", "ranking": ["flux", ["sdxl", "dalle"], "sd15"]},
         {"prompt_id": "p1", "rater": "e2", "ranking": "sdxl > flux > dalle = sd15"}]))
-    assert run(tmp_path / "x.db", "import-rankings", "--study", "ex", path) == 0
+    assert run(target, "import-rankings", "--study", "ex", path) == 0
     assert "2 rankings read: 2 added" in capsys.readouterr().out
 
 
@@ -216,11 +222,11 @@ def test_rankings_from_a_json_array(tmp_path, capsys):
     (",y,a,r", "model_a", "empty value"),
     ('"x\ny",z,a,r', "model_a", "U+000A"),
 ])
-def test_a_bad_vote_names_file_row_and_field_and_nothing_is_written(tmp_path, capsys, line,
-                                                                    field, says):
+def test_a_bad_vote_names_file_row_and_field_and_nothing_is_written(
+        tmp_path, database_at, capsys, line, field, says):
     path = tmp_path / "v.csv"
     path.write_text("model_a,model_b,outcome,rater\nx,y,a,r\n" + line + "\n")
-    db_path = tmp_path / "x.db"
+    db_path = database_at("x")
     db = open_db(db_path)
     before = snapshot(db)
     assert run(db_path, "import-pairs", "--study", "s", path) == 1
@@ -242,10 +248,11 @@ def test_a_bad_vote_names_file_row_and_field_and_nothing_is_written(tmp_path, ca
     ('{"model_a": "x", "model_b": ["y"], "outcome": "a"}', "expected text"),
     ('"just a string"', "expected a JSON object"),
 ])
-def test_hostile_json_lines_are_refused_with_their_line(tmp_path, capsys, text, says):
+def test_hostile_json_lines_are_refused_with_their_line(tmp_path, database_at, capsys, text,
+                                                        says):
     path = tmp_path / "v.jsonl"
     path.write_text('{"model_a": "x", "model_b": "y", "outcome": "a"}\n' + text + "\n")
-    db_path = tmp_path / "x.db"
+    db_path = database_at("x")
     assert run(db_path, "import-pairs", "--study", "s", path) == 1
     err = capsys.readouterr().err
     assert f"{path}, row 2" in err and says in err and "Traceback" not in err
@@ -254,18 +261,21 @@ def test_hostile_json_lines_are_refused_with_their_line(tmp_path, capsys, text, 
     db.close()
 
 
-def test_a_repeated_vote_is_refused_with_both_rows(tmp_path, capsys):
+def test_a_repeated_vote_is_refused_with_both_rows(tmp_path, database_at, capsys):
+    target = database_at("x")
     path = tmp_path / "v.csv"
     path.write_text("prompt_id,model_a,model_b,outcome,rater\np1,x,y,a,r\np1,q,y,a,r\n"
                     "p1,y,x,b,r\n")
-    assert run(tmp_path / "x.db", "import-pairs", "--study", "s", path) == 1
+    assert run(target, "import-pairs", "--study", "s", path) == 1
     err = capsys.readouterr().err
     assert "row 4, field 'criterion': second vote of 'r' on 'y' vs 'x' for 'p1' (first on" \
            " line 2)" in err
 
 
-def test_odd_files_are_refused_before_anything_is_read(tmp_path, capsys):
+def test_odd_files_are_refused_before_anything_is_read(tmp_path, database_at, capsys):
     import os
+
+    target = database_at("x")
 
     fifo = tmp_path / "pipe.csv"
     os.mkfifo(fifo)
@@ -277,11 +287,11 @@ def test_odd_files_are_refused_before_anything_is_read(tmp_path, capsys):
     binary.write_bytes(b"PK\x03\x04\xff\xfe\x00garbage")
     for path, says in ((fifo, "not a regular file"), (empty, "empty file"),
                        (header, "missing columns"), (binary, "not UTF-8")):
-        assert run(tmp_path / "x.db", "import-pairs", "--study", "s", path) == 1
+        assert run(target, "import-pairs", "--study", "s", path) == 1
         assert says in capsys.readouterr().err
 
 
-def test_rankings_as_lists_with_ties_and_as_ranks_per_model(tmp_path, capsys):
+def test_rankings_as_lists_with_ties_and_as_ranks_per_model(tmp_path, database_at, capsys):
     lists = tmp_path / "r.jsonl"
     lists.write_text(json.dumps({"prompt_id": "p1", "rater": "r1",
                                  "ranking": ["a", ["b", "c"], "d"]}) + "\n" +
@@ -290,7 +300,7 @@ def test_rankings_as_lists_with_ties_and_as_ranks_per_model(tmp_path, capsys):
     per_model = tmp_path / "r.csv"
     per_model.write_text("prompt_id,rater,model,rank,position\np1,r3,a,1,2\np1,r3,b,1,0\n"
                          "p1,r3,c,7,1\np1,r3,d,9,3\n")
-    db_path = tmp_path / "x.db"
+    db_path = database_at("x")
     assert run(db_path, "import-rankings", "--study", "k", lists) == 0
     assert run(db_path, "import-rankings", "--study", "k", per_model) == 0
     db = open_db(db_path)
@@ -316,24 +326,26 @@ def test_rankings_as_lists_with_ties_and_as_ranks_per_model(tmp_path, capsys):
     ("p1,r,a,1\n", "model", "needs 2 to 64 images, this one has 1"),
     ("p1,r,a,first\np1,r,b,2\n", "rank", "expected a number"),
 ])
-def test_bad_rankings_are_refused(tmp_path, capsys, body, field, says):
+def test_bad_rankings_are_refused(tmp_path, database_at, capsys, body, field, says):
+    target = database_at("x")
     path = tmp_path / "r.csv"
     path.write_text("prompt_id,rater,model,rank\n" + body)
-    assert run(tmp_path / "x.db", "import-rankings", "--study", "k", path) == 1
+    assert run(target, "import-rankings", "--study", "k", path) == 1
     err = capsys.readouterr().err
     assert f"field '{field}'" in err and says in err
 
 
-def test_a_ranking_list_that_names_a_model_twice_is_refused(tmp_path, capsys):
+def test_a_ranking_list_that_names_a_model_twice_is_refused(tmp_path, database_at, capsys):
+    target = database_at("x")
     path = tmp_path / "r.csv"
     path.write_text("prompt_id,rater,ranking\np1,r,a > b = a\n")
-    assert run(tmp_path / "x.db", "import-rankings", "--study", "k", path) == 1
+    assert run(target, "import-rankings", "--study", "k", path) == 1
     assert "row 2, field 'ranking': model(s) ['a'] ranked twice" in capsys.readouterr().err
 
 
-def _mixed_study(tmp_path):
+def _mixed_study(tmp_path, database_at):
     """A screen study with rankings and pair judgments (the helpers' BT strengths)."""
-    db_path = tmp_path / "screens.db"
+    db_path = database_at("screens")
     db = open_db(db_path)
     seed_pair_study(db, tmp_path, "mix", protocol="rank", scores=False,
                     extra="pairs:\n  pairs_per_prompt: 2\n")
@@ -347,8 +359,8 @@ def _mixed_study(tmp_path):
     return db, db_path
 
 
-def test_concords_own_export_reads_back_to_the_same_statistics(tmp_path, capsys):
-    db, db_path = _mixed_study(tmp_path)
+def test_concords_own_export_reads_back_to_the_same_statistics(tmp_path, database_at, capsys):
+    db, db_path = _mixed_study(tmp_path, database_at)
     want = stats(capsys, db_path, "mix")
     assert want["pairs"]["bradley_terry"] and want["rankings"]["models"]
     for fmt in ("csv", "jsonl"):
@@ -368,7 +380,7 @@ def test_concords_own_export_reads_back_to_the_same_statistics(tmp_path, capsys)
     db.close()
 
 
-def test_imported_votes_give_the_statistics_of_their_frame(tmp_path, capsys):
+def test_imported_votes_give_the_statistics_of_their_frame(tmp_path, database_at, capsys):
     rnd = random.Random(5)
     models = list(STRENGTH)
     lines = ["prompt_id,model_a,model_b,outcome,rater"]
@@ -379,7 +391,7 @@ def test_imported_votes_give_the_statistics_of_their_frame(tmp_path, capsys):
             lines.append(f"p{p},{a},{b},{'tie' if rnd.random() < 0.1 else win},{r}")
     path = tmp_path / "v.csv"
     path.write_text("\n".join(lines) + "\n")
-    db_path = tmp_path / "x.db"
+    db_path = database_at("x")
     assert run(db_path, "import-pairs", "--study", "v", path) == 0
     capsys.readouterr()
     doc = stats(capsys, db_path, "v")
@@ -391,8 +403,8 @@ def test_imported_votes_give_the_statistics_of_their_frame(tmp_path, capsys):
     db.close()
 
 
-def test_votes_into_a_study_with_images_must_name_its_pairs(tmp_path, capsys):
-    db_path = tmp_path / "x.db"
+def test_votes_into_a_study_with_images_must_name_its_pairs(tmp_path, database_at, capsys):
+    db_path = database_at("x")
     db = open_db(db_path)
     seed_pair_study(db, tmp_path, "duel", prompts=2, scores=False,
                     extra="pairs:\n  pairs_per_prompt: 1\n")
@@ -422,12 +434,14 @@ def test_votes_into_a_study_with_images_must_name_its_pairs(tmp_path, capsys):
     db.close()
 
 
-def test_a_failed_write_leaves_nothing_visible(tmp_path, monkeypatch):
+def test_a_failed_write_leaves_nothing_visible(tmp_path, database_at, monkeypatch):
     from concord.store.imports import label_writes
+
+    target = database_at("x")
 
     path = tmp_path / "v.csv"
     path.write_text(ARENA)
-    db = open_db(tmp_path / "x.db")
+    db = open_db(target)
 
     def broken(*args, **kw):
         raise RuntimeError("disk full")
@@ -441,10 +455,12 @@ def test_a_failed_write_leaves_nothing_visible(tmp_path, monkeypatch):
     db.close()
 
 
-def test_pending_votes_and_rankings_are_invisible_until_published(tmp_path):
+def test_pending_votes_and_rankings_are_invisible_until_published(tmp_path, database_at):
     from concord.store.imports import batches
 
-    db = open_db(tmp_path / "x.db")
+    target = database_at("x")
+
+    db = open_db(target)
     path = tmp_path / "v.csv"
     path.write_text(ARENA)
     import_ratings(db, "arena", "pairs", path)

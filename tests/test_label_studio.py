@@ -19,6 +19,7 @@ from concord.services.imports.ratings import import_ratings
 from concord.services.labelling import rating
 from concord.services.labelling.common import new_submission
 from tests.foundation_helpers import invited, make_folder_study, unchanged
+from tests.helpers import target_of
 
 pytestmark = pytest.mark.both_engines
 
@@ -192,7 +193,7 @@ def test_cancelled_annotations_are_skipped(db, tmp_path):
 
 
 def test_cli_round_trip_with_the_labeling_config(rated, tmp_path, capsys):
-    db_file = rated.conn.execute("PRAGMA database_list").fetchone()[2]
+    db_file = target_of(rated)
     out, xml = tmp_path / "t.json", tmp_path / "config.xml"
     assert main(["--db", db_file, "export", "--study", "ls", "--format", "label-studio",
                  "-o", str(out), "--label-config", str(xml)]) == 0

@@ -17,6 +17,8 @@ from concord.store import frames
 from concord.store import studies as study_store
 from concord.store.db import open_db
 
+pytestmark = pytest.mark.both_engines
+
 IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
 VOTES = [("a red cube", "flux", "sdxl", "leftvote", "u1"),
          ("a dog", "sdxl", "dalle", "rightvote", "u2"),
@@ -53,7 +55,9 @@ def run(db_path, *args) -> int:
     return main(["--db", str(db_path), *map(str, args)])
 
 
-def test_genai_bench_votes_import_without_reading_the_images(tmp_path, capsys, monkeypatch):
+def test_genai_bench_votes_import_without_reading_the_images(tmp_path, database_at, capsys,
+                                                             monkeypatch):
+    target = database_at("x")
     path = tmp_path / "train-00000-of-00001.parquet"
     genai_bench(path)
     read = []
@@ -64,11 +68,11 @@ def test_genai_bench_votes_import_without_reading_the_images(tmp_path, capsys, m
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(pq.ParquetFile, "iter_batches", spy)
-    assert run(tmp_path / "x.db", "import-pairs", "--study", "gb", path) == 0
+    assert run(target, "import-pairs", "--study", "gb", path) == 0
     assert "4 votes read: 4 added" in capsys.readouterr().out
     assert read and all("left_image" not in cols and "right_image" not in cols
                         for cols in read)
-    db = open_db(tmp_path / "x.db")
+    db = open_db(target)
     frame = frames.pairs_frame(db, study_store.get_study(db, "gb").id).sort_values(
         "created_at")
     got = list(zip(frame.left_model, frame.right_model, frame.outcome, frame.rater,
@@ -81,10 +85,11 @@ def test_genai_bench_votes_import_without_reading_the_images(tmp_path, capsys, m
     db.close()
 
 
-def test_a_bad_row_is_named_by_its_row_and_column(tmp_path, capsys):
+def test_a_bad_row_is_named_by_its_row_and_column(tmp_path, database_at, capsys):
+    target = database_at("x")
     path = tmp_path / "votes.parquet"
     genai_bench(path, [*VOTES[:3], ("a cup", "flux", "flux", "leftvote", "u3")])
-    assert run(tmp_path / "x.db", "import-pairs", "--study", "gb", path) == 1
+    assert run(target, "import-pairs", "--study", "gb", path) == 1
     err = capsys.readouterr().err
     assert "votes.parquet, row 4, field 'right_model': a model judged against itself" in err
     assert "nothing was imported" in err
@@ -99,22 +104,24 @@ def test_a_bad_row_is_named_by_its_row_and_column(tmp_path, capsys):
         [pa.array(["a"]), pa.array(["b"]), pa.array(["c"])],
         names=["model_a", "model_b", "model_b"]), p), "column(s) ['model_b'] appear twice"),
 ])
-def test_a_file_that_cannot_be_read_is_one_line(tmp_path, capsys, make, says):
+def test_a_file_that_cannot_be_read_is_one_line(tmp_path, database_at, capsys, make, says):
+    target = database_at("x")
     path = tmp_path / "votes.parquet"
     make(path)
-    assert run(tmp_path / "x.db", "import-pairs", "--study", "gb", path) == 1
+    assert run(target, "import-pairs", "--study", "gb", path) == 1
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err and err.count("\n") == 1
 
 
-def test_rankings_as_lists_from_parquet(tmp_path, capsys):
+def test_rankings_as_lists_from_parquet(tmp_path, database_at, capsys):
+    target = database_at("x")
     path = tmp_path / "rankings.parquet"
     pq.write_table(pa.table({
         "prompt_id": ["p1", "p1", "p2"],
         "rater": ["e1", "e2", "e1"],
         "ranking": ["flux > sdxl = dalle > sd15", "sdxl > flux > dalle > sd15",
                     "dalle > flux"]}), path)
-    assert run(tmp_path / "x.db", "import-rankings", "--study", "ex", path) == 0
+    assert run(target, "import-rankings", "--study", "ex", path) == 0
     assert "3 rankings read: 3 added" in capsys.readouterr().out
 
 
@@ -129,39 +136,44 @@ def test_plain_columns_and_values():
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".json"])
-def test_a_fifo_or_a_symlink_loop_is_refused_before_anything_is_read(tmp_path, capsys,
-                                                                     suffix):
+def test_a_fifo_or_a_symlink_loop_is_refused_before_anything_is_read(tmp_path, database_at,
+                                                                     capsys, suffix):
     import os
+
+    target = database_at("x")
 
     fifo = tmp_path / f"pipe{suffix}"
     os.mkfifo(fifo)  # opening it to sniff or read would wait for a writer for ever
     loop = tmp_path / f"loop{suffix}"
     loop.symlink_to(loop)
     for path in (fifo, loop):
-        assert run(tmp_path / "x.db", "import-pairs", "--study", "s", path) == 1
+        assert run(target, "import-pairs", "--study", "s", path) == 1
         err = capsys.readouterr().err
         assert str(path) in err and "Traceback" not in err and err.count("\n") == 1
 
 
-def test_a_huge_integer_and_an_empty_array(tmp_path, capsys):
+def test_a_huge_integer_and_an_empty_array(tmp_path, database_at, capsys):
+    target = database_at("x")
     huge = tmp_path / "huge.json"
     huge.write_text('[{"model_a": "x", "model_b": "y", "winner": "a", "tstamp": '
                     + "9" * 5000 + "}]")
-    assert run(tmp_path / "x.db", "import-pairs", "--study", "s", huge) == 1
+    assert run(target, "import-pairs", "--study", "s", huge) == 1
     err = capsys.readouterr().err
     assert "huge.json" in err and "digits" in err and "Traceback" not in err
     empty = tmp_path / "empty.json"
     empty.write_text("[]")
-    assert run(tmp_path / "x.db", "import-pairs", "--study", "s", empty) == 1
+    assert run(target, "import-pairs", "--study", "s", empty) == 1
     assert "empty.json" in capsys.readouterr().err
-    db = open_db(tmp_path / "x.db")
+    db = open_db(target)
     assert db.execute("SELECT COUNT(*) FROM studies").fetchone()[0] == 0
     db.close()
 
 
-def test_ranks_per_model_written_by_pandas(tmp_path, capsys):
+def test_ranks_per_model_written_by_pandas(tmp_path, database_at, capsys):
     """Another tool's file: a categorical model column, zone-aware times, pandas' index."""
     import pandas as pd
+
+    target = database_at("x")
 
     path = tmp_path / "ranks.parquet"
     pd.DataFrame({"prompt_id": ["p1"] * 4 + ["p2"] * 4, "rater": ["e1"] * 8,
@@ -169,9 +181,9 @@ def test_ranks_per_model_written_by_pandas(tmp_path, capsys):
                   "rank": [1, 2, 2, 4, 4, 3, 2, 1],
                   "time": pd.to_datetime(["2024-01-01T10:00:00+02:00"] * 8)},
                  index=range(100, 108)).to_parquet(path)
-    assert run(tmp_path / "x.db", "import-rankings", "--study", "ex", path) == 0
+    assert run(target, "import-rankings", "--study", "ex", path) == 0
     assert "2 rankings read: 2 added" in capsys.readouterr().out
-    db = open_db(tmp_path / "x.db")
+    db = open_db(target)
     frame = frames.rankings_frame(db, study_store.get_study(db, "ex").id)
     p1 = frame[frame.prompt_id == "p1"].sort_values("model")
     assert p1["rank"].tolist() == [1, 2.5, 2.5, 4]  # 1, 2, 2, 4 as the screen stores ties

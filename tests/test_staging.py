@@ -11,6 +11,8 @@ from concord.services.imports.ratings import import_ratings
 from concord.store import studies as study_store
 from concord.store.imports.staging import Stage
 
+pytestmark = pytest.mark.both_engines
+
 # The first form of the dimension check: each row looks at every earlier row of its prompt
 # (quadratic in the rows of a prompt), kept here as the reference.
 REFERENCE = (

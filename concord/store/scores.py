@@ -88,7 +88,7 @@ def scored_keys(db: Database, study_id: int, metric: str, judge: str,
         (r["image_id"], r["question_id"])
         for r in db.query(
             "SELECT image_id, question_id FROM metric_scores WHERE study_id = ? AND metric = ?"
-            " AND judge = ? AND value IS NOT NULL AND options_key IS ?",
+            " AND judge = ? AND value IS NOT NULL AND options_key IS NOT DISTINCT FROM ?",
             [study_id, metric, judge, options_key],
         )
     }
@@ -131,9 +131,11 @@ UPSERT = (
     " value = excluded.value, details = excluded.details, run_id = excluded.run_id,"
     " error = excluded.error, options_key = excluded.options_key,"
     " created_at = excluded.created_at"
-    " WHERE value IS NOT excluded.value OR details IS NOT excluded.details"
-    " OR error IS NOT excluded.error OR run_id IS NOT excluded.run_id"
-    " OR options_key IS NOT excluded.options_key"
+    " WHERE metric_scores.value IS DISTINCT FROM excluded.value"
+    " OR metric_scores.details IS DISTINCT FROM excluded.details"
+    " OR metric_scores.error IS DISTINCT FROM excluded.error"
+    " OR metric_scores.run_id IS DISTINCT FROM excluded.run_id"
+    " OR metric_scores.options_key IS DISTINCT FROM excluded.options_key"
 )
 
 

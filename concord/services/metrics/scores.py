@@ -8,6 +8,7 @@ in through the staging table in bounded chunks (:mod:`concord.store.imports.scor
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,7 +166,14 @@ def _staged(df: pd.DataFrame, keys: dict) -> Iterator[tuple]:
     for r in df.itertuples(index=False):
         value = None if r.value is None or pd.isna(r.value) else float(r.value)
         yield (keys[(r.prompt_id, r.model, int(r.sample))], r.metric, r.judge, r.question_id,
-               value, dumps(r.details or {}), r.run_id, r.error, r.options_key)
+               value, dumps(r.details or {}), _text(r.run_id), _text(r.error),
+               _text(r.options_key))
+
+
+def _text(cell: Any) -> Any:
+    """A missing text cell (pandas' NaN) as NULL: SQLite stores a NaN as NULL by itself,
+    PostgreSQL would store the text 'NaN'."""
+    return None if isinstance(cell, float) and math.isnan(cell) else cell
 
 
 def _target(db: Database, name: str, fmt: str) -> tuple[study_store.Study, bool]:

@@ -131,8 +131,9 @@ def publish(db: Database, batch: Batch, *, rubric: str | None, settings: dict) -
     Runs inside the caller's transaction (which also writes the audit line).
     """
     touch(db, batch)
-    db.execute("INSERT OR IGNORE INTO study_raters (study_id, rater_id, added_at)"
-               " SELECT ?, rater_id, ? FROM stage.s_raters", [batch.study_id, now()])
+    db.execute("INSERT INTO study_raters (study_id, rater_id, added_at) SELECT ?, rater_id,"
+               " ? FROM stage.s_raters WHERE true ON CONFLICT DO NOTHING",
+               [batch.study_id, now()])
     db.execute("UPDATE studies SET rubric = ?, settings = ? WHERE id = ?",
                [rubric, dumps(settings), batch.study_id])
     db.execute("UPDATE import_batches SET state = 'published', finished_at = ? WHERE id = ?",

@@ -11,25 +11,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from concord.store.imports.staging import Found, Stage
+from concord.store.imports.staging import Found, Stage, create, stage_writes
 
 _SCHEMA = """
 CREATE TABLE stage.s_votes (
     seq INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER NOT NULL,
     prompt_id TEXT NOT NULL, model_a TEXT NOT NULL, model_b TEXT NOT NULL,
     outcome TEXT NOT NULL, shown_left TEXT NOT NULL, rater TEXT NOT NULL,
-    criterion TEXT NOT NULL, sample INTEGER NOT NULL, seconds REAL, time TEXT,
+    criterion TEXT NOT NULL, sample INTEGER NOT NULL, seconds DOUBLE PRECISION, time TEXT,
     dimension TEXT, image_a INTEGER, image_b INTEGER, pair_id INTEGER);
 CREATE TABLE stage.s_ranked (
     seq INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER NOT NULL,
     prompt_id TEXT NOT NULL, rater TEXT NOT NULL, criterion TEXT NOT NULL,
-    model TEXT NOT NULL, sample INTEGER NOT NULL, rank REAL NOT NULL,
-    position INTEGER NOT NULL, seconds REAL, time TEXT, dimension TEXT, place REAL,
-    ranking INTEGER, image_id INTEGER);
+    model TEXT NOT NULL, sample INTEGER NOT NULL, rank DOUBLE PRECISION NOT NULL,
+    position INTEGER NOT NULL, seconds DOUBLE PRECISION, time TEXT, dimension TEXT,
+    place DOUBLE PRECISION, ranking INTEGER, image_id INTEGER);
 CREATE TABLE stage.s_rankings (
     n INTEGER PRIMARY KEY, prompt_id TEXT NOT NULL, rater TEXT NOT NULL,
-    criterion TEXT NOT NULL, first INTEGER NOT NULL, items INTEGER NOT NULL, seconds REAL,
-    time TEXT, dimension TEXT, UNIQUE (prompt_id, rater, criterion));
+    criterion TEXT NOT NULL, first INTEGER NOT NULL, items INTEGER NOT NULL,
+    seconds DOUBLE PRECISION, time TEXT, dimension TEXT, UNIQUE (prompt_id, rater, criterion));
 CREATE TABLE stage.s_comments (
     seq INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER NOT NULL,
     unit TEXT NOT NULL, prompt_id TEXT, model TEXT, sample INTEGER NOT NULL,
@@ -51,8 +51,7 @@ class LabelStage:
 
     def __init__(self, stage: Stage) -> None:
         self.stage, self.db = stage, stage.db
-        for statement in _SCHEMA.split(";\n"):
-            self.db.execute(statement)
+        create(self.db, _SCHEMA)
 
     def add_votes(self, file: int, votes: Sequence[tuple], keys: Sequence[str]) -> None:
         """Stage votes (:data:`concord.importers.votes.Vote` rows) under their item keys."""
@@ -69,18 +68,16 @@ class LabelStage:
 
     def _insert(self, table: str, columns: Sequence[str], rows: list[tuple]) -> None:
         conn = self.db.conn
-        conn.execute("BEGIN")
-        marks = ", ".join("?" * (len(columns) + 1))
-        conn.executemany(f"INSERT INTO stage.{table} (file, {', '.join(columns)}) VALUES"
-                         f" ({marks})", rows)
-        conn.execute("COMMIT")
+        with stage_writes(conn):
+            marks = ", ".join("?" * (len(columns) + 1))
+            conn.executemany(f"INSERT INTO stage.{table} (file, {', '.join(columns)}) VALUES"
+                             f" ({marks})", rows)
 
     def _texts(self, pairs: Iterable[tuple[str, str]]) -> None:
         conn = self.db.conn
-        conn.execute("BEGIN")
-        conn.executemany("INSERT OR IGNORE INTO stage.s_texts (key, text) VALUES (?, ?)",
-                         pairs)
-        conn.execute("COMMIT")
+        with stage_writes(conn):
+            conn.executemany("INSERT INTO stage.s_texts (key, text) VALUES (?, ?)"
+                             " ON CONFLICT DO NOTHING", pairs)
 
     def add_comments(self, file: int, rows: Sequence[tuple]) -> None:
         """Stage comments: ``(line, unit, prompt_id, model, sample, rater, criterion, text)``
@@ -125,35 +122,36 @@ class LabelStage:
         """One row per staged ranking (prompt, rater, criterion); each image's place is
         the mean of the places its tie takes (as the ranking screen stores ranks)."""
         conn = self.db.conn
-        conn.execute("BEGIN")
-        conn.execute(
-            "INSERT INTO stage.s_rankings (prompt_id, rater, criterion, first, items,"
-            " seconds, time, dimension) SELECT prompt_id, rater, criterion, MIN(seq),"
-            " COUNT(*), MAX(seconds), MAX(time), MAX(dimension) FROM stage.s_ranked GROUP BY"
-            " prompt_id, rater, criterion ORDER BY MIN(seq)")
-        conn.execute(
-            "UPDATE stage.s_ranked AS r SET ranking = g.n FROM stage.s_rankings g WHERE"
-            " g.prompt_id = r.prompt_id AND g.rater = r.rater AND g.criterion = r.criterion")
-        conn.execute(
-            "UPDATE stage.s_ranked AS r SET place = w.place FROM (SELECT seq, RANK() OVER"
-            " (PARTITION BY ranking ORDER BY rank) - 1 + (COUNT(*) OVER (PARTITION BY"
-            " ranking, rank) + 1) / 2.0 AS place FROM stage.s_ranked) w WHERE w.seq = r.seq")
-        conn.execute("CREATE INDEX stage.s_ranked_ranking ON s_ranked (ranking, model)")
-        conn.execute("COMMIT")
+        with stage_writes(conn):
+            conn.execute(
+                "INSERT INTO stage.s_rankings (prompt_id, rater, criterion, first, items,"
+                " seconds, time, dimension) SELECT prompt_id, rater, criterion, MIN(seq),"
+                " COUNT(*), MAX(seconds), MAX(time), MAX(dimension) FROM stage.s_ranked GROUP BY"
+                " prompt_id, rater, criterion ORDER BY MIN(seq)")
+            conn.execute(
+                "UPDATE stage.s_ranked AS r SET ranking = g.n FROM stage.s_rankings g WHERE"
+                " g.prompt_id = r.prompt_id AND g.rater = r.rater AND g.criterion = r.criterion")
+            conn.execute(
+                "UPDATE stage.s_ranked AS r SET place = w.place FROM (SELECT seq, RANK() OVER"
+                " (PARTITION BY ranking ORDER BY rank) - 1 + (COUNT(*) OVER (PARTITION BY"
+                " ranking, rank) + 1) / 2.0 AS place FROM stage.s_ranked) w WHERE w.seq = r.seq")
+            conn.execute("CREATE INDEX stage.s_ranked_ranking ON s_ranked (ranking, model)")
 
     def ranking_problems(self, low: int, high: int, limit: int) -> Found:
         """Rankings with a model twice or with fewer than ``low`` / more than ``high``
         images: (file, line, prompt, rater, problem)."""
         sql = (
-            " FROM (SELECT r.file, r.line, r.prompt_id, r.rater, 'model ' || quote(r.model) ||"
-            " ' is ranked twice in this ranking (first on line ' || x.line || ')' AS why,"
+            # The model quoted as SQLite's quote() would (PostgreSQL has no quote()).
+            " FROM (SELECT r.file, r.line, r.prompt_id, r.rater, 'model ''' ||"
+            " replace(r.model, '''', '''''') || ''' is ranked twice in this ranking (first on"
+            " line ' || x.line || ')' AS why,"
             " r.seq FROM stage.s_ranked r JOIN stage.s_ranked x ON x.ranking = r.ranking AND"
             " x.model = r.model AND x.seq < r.seq AND x.seq = (SELECT MIN(seq) FROM"
             " stage.s_ranked y WHERE y.ranking = r.ranking AND y.model = r.model)"
             " UNION ALL SELECT s.file, s.line, g.prompt_id, g.rater, 'a ranking needs '"
             " || :low || ' to ' || :high || ' images, this one has ' || g.items, g.first"
             " FROM stage.s_rankings g JOIN stage.s_ranked s ON s.seq = g.first"
-            " WHERE g.items < :low OR g.items > :high)")
+            " WHERE g.items < :low OR g.items > :high) AS p")
         args = {"low": low, "high": high, "limit": limit}
         total = self.db.execute("SELECT COUNT(*)" + sql, args).fetchone()[0]
         rows = self.db.execute("SELECT file, line, prompt_id, rater, why" + sql +
@@ -183,32 +181,33 @@ class LabelStage:
         """The images and raters the labels name join the stage's targets and raters
         (after the ratings' own: ``first`` orders what is created by first appearance)."""
         conn = self.db.conn
-        conn.execute("BEGIN")
-        for model in ("model_a", "model_b"):
-            conn.execute("INSERT OR IGNORE INTO stage.s_targets (prompt_id, model, sample,"
-                         f" first, dimension) SELECT prompt_id, {model}, sample, :votes +"
-                         f" MIN(seq), MAX(dimension) FROM stage.s_votes GROUP BY prompt_id,"
-                         f" {model}, sample", {"votes": _VOTES_FIRST})
-        conn.execute("INSERT OR IGNORE INTO stage.s_targets (prompt_id, model, sample, first,"
-                     " dimension) SELECT prompt_id, model, sample, :ranked + MIN(seq),"
-                     " MAX(dimension) FROM stage.s_ranked GROUP BY prompt_id, model, sample",
-                     {"ranked": _RANKED_FIRST})
-        conn.execute("INSERT OR IGNORE INTO stage.s_raters (name, rater_id) SELECT rater, NULL"
-                     " FROM stage.s_votes UNION SELECT rater, NULL FROM stage.s_ranked")
-        conn.execute("COMMIT")
+        with stage_writes(conn):
+            # ``WHERE true``: SQLite would read ON CONFLICT after a bare FROM as a join's ON.
+            for model in ("model_a", "model_b"):
+                conn.execute("INSERT INTO stage.s_targets (prompt_id, model, sample, first,"
+                             f" dimension) SELECT prompt_id, {model}, sample, :votes + MIN(seq),"
+                             f" MAX(dimension) FROM stage.s_votes WHERE true GROUP BY prompt_id,"
+                             f" {model}, sample ON CONFLICT DO NOTHING", {"votes": _VOTES_FIRST})
+            conn.execute("INSERT INTO stage.s_targets (prompt_id, model, sample, first,"
+                         " dimension) SELECT prompt_id, model, sample, :ranked + MIN(seq),"
+                         " MAX(dimension) FROM stage.s_ranked WHERE true GROUP BY prompt_id, model,"
+                         " sample ON CONFLICT DO NOTHING", {"ranked": _RANKED_FIRST})
+            conn.execute("INSERT INTO stage.s_raters (name, rater_id) SELECT rater, NULL FROM"
+                         " stage.s_votes UNION SELECT rater, CAST(NULL AS INTEGER) FROM"
+                         " stage.s_ranked WHERE true"
+                         " ON CONFLICT DO NOTHING")
 
     def resolve_images(self) -> None:
         """Image ids of the votes and ranked images (after the targets were looked up)."""
         conn = self.db.conn
-        conn.execute("BEGIN")
-        for side, model in (("image_a", "model_a"), ("image_b", "model_b")):
-            conn.execute(f"UPDATE stage.s_votes AS v SET {side} = t.image_id FROM"
-                         f" stage.s_targets t WHERE t.prompt_id = v.prompt_id AND"
-                         f" t.model = v.{model} AND t.sample = v.sample")
-        conn.execute("UPDATE stage.s_ranked AS r SET image_id = t.image_id FROM"
-                     " stage.s_targets t WHERE t.prompt_id = r.prompt_id AND t.model = r.model"
-                     " AND t.sample = r.sample")
-        conn.execute("COMMIT")
+        with stage_writes(conn):
+            for side, model in (("image_a", "model_a"), ("image_b", "model_b")):
+                conn.execute(f"UPDATE stage.s_votes AS v SET {side} = t.image_id FROM"
+                             f" stage.s_targets t WHERE t.prompt_id = v.prompt_id AND"
+                             f" t.model = v.{model} AND t.sample = v.sample")
+            conn.execute("UPDATE stage.s_ranked AS r SET image_id = t.image_id FROM"
+                         " stage.s_targets t WHERE t.prompt_id = r.prompt_id AND t.model = r.model"
+                         " AND t.sample = r.sample")
 
     def missing_images(self, limit: int) -> Found:
         """Labels naming an image the study does not have: (file, line, prompt, model,
@@ -219,7 +218,7 @@ class LabelStage:
                " IS NULL UNION ALL SELECT r.seq * 2 + 1, r.file, r.line, r.prompt_id, r.model,"
                " r.sample FROM stage.s_ranked r JOIN stage.s_targets t ON"
                " t.prompt_id = r.prompt_id AND t.model = r.model AND t.sample = r.sample"
-               " WHERE t.image_id IS NULL)")
+               " WHERE t.image_id IS NULL) AS m")
         total = self.db.execute("SELECT COUNT(*)" + sql).fetchone()[0]
         rows = self.db.execute("SELECT file, line, prompt_id, model, sample" + sql +
                                " ORDER BY o LIMIT ?", [limit]).fetchall()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from concord.store.db import now
 from concord.store.imports.batches import visible
 from concord.store.imports.rating_writes import Pacer, Written, walk, write_compared
+from concord.store.imports.staging import stage_writes
 
 _VOTES = (" FROM stage.s_votes v JOIN stage.s_raters r ON r.name = v.rater"
           " WHERE v.seq >= :lo AND v.seq < :hi")
@@ -39,20 +40,20 @@ _RANKED = "x.prompt_id = p.id AND x.rater_id = r.rater_id AND x.criterion = g.cr
 # A ranking as "image:rank,..." in image order: the staged one and the one in effect now.
 _STAGED_RANKING = ("(SELECT group_concat(image_id || ':' || place, ',') FROM (SELECT"
                    " s.image_id, s.place FROM stage.s_ranked s WHERE s.ranking = g.n ORDER BY"
-                   " s.image_id))")
+                   " s.image_id) AS o)")
 _CURRENT_RANKING = (
     "(SELECT group_concat(image_id || ':' || rank, ',') FROM (SELECT ri.image_id, ri.rank"
     " FROM main.ranking_items ri WHERE ri.ranking_id = (SELECT x.id FROM main.rankings x"
     f" WHERE {_RANKED} AND {visible('x')} AND x.retracted = 0 AND NOT EXISTS (SELECT 1 FROM"
     " main.rankings y WHERE y.prompt_id = x.prompt_id AND y.rater_id = x.rater_id AND"
     f" y.criterion = x.criterion AND y.revision > x.revision AND {visible('y')}))"
-    " ORDER BY ri.image_id))")
+    " ORDER BY ri.image_id) AS o)")
 _NEXT_RANKING = (f"COALESCE((SELECT MAX(x.revision) FROM main.rankings x WHERE {_RANKED}),"
                  " 0) + 1")
 # The slots the images were shown in, when every one is known; else no display order.
 _DISPLAY = ("(SELECT CASE WHEN MIN(position) >= 0 THEN json_group_array(image_id) ELSE '[]'"
             " END FROM (SELECT s.image_id, s.position FROM stage.s_ranked s WHERE"
-            " s.ranking = g.n ORDER BY s.position))")
+            " s.ranking = g.n ORDER BY s.position) AS o)")
 _SUBMISSION = "printf('import-%d-k%012d', :batch, {n})"
 _INSERT_RANKINGS = (
     "INSERT INTO main.rankings (study_id, prompt_id, rater_id, criterion, revision,"
@@ -74,11 +75,11 @@ def create_pairs(pacer: Pacer, study_id: int) -> int:
     last = _last(pacer, "SELECT COALESCE(MAX(seq), 0) FROM stage.s_votes")
 
     def chunk(rows: int, lo: int) -> int:
-        db.execute("INSERT OR IGNORE INTO main.pairs (study_id, prompt_id, image_a, image_b,"
-                   " better, created_at, batch) SELECT :study, i.prompt_id, min(v.image_a,"
-                   " v.image_b), max(v.image_a, v.image_b), NULL, :now, :batch FROM"
-                   " stage.s_votes v JOIN main.images i ON i.id = v.image_a WHERE"
-                   " v.seq >= :lo AND v.seq < :lo + :rows",
+        db.execute("INSERT INTO main.pairs (study_id, prompt_id, image_a, image_b, better,"
+                   " created_at, batch) SELECT :study, i.prompt_id, min(v.image_a, v.image_b),"
+                   " max(v.image_a, v.image_b), NULL, :now, :batch FROM stage.s_votes v JOIN"
+                   " main.images i ON i.id = v.image_a WHERE v.seq >= :lo AND"
+                   " v.seq < :lo + :rows ON CONFLICT DO NOTHING",
                    {"study": study_id, "now": now(), "batch": pacer.batch.id, "lo": lo,
                     "rows": rows})
         return rows
@@ -87,11 +88,10 @@ def create_pairs(pacer: Pacer, study_id: int) -> int:
     made = int(db.execute("SELECT COUNT(*) FROM main.pairs WHERE batch = ?",
                           [pacer.batch.id]).fetchone()[0])
     conn = db.conn
-    conn.execute("BEGIN")
-    conn.execute("UPDATE stage.s_votes AS v SET pair_id = p.id FROM main.pairs p WHERE"
-                 " p.image_a = min(v.image_a, v.image_b) AND p.image_b = max(v.image_a,"
-                 " v.image_b)")
-    conn.execute("COMMIT")
+    with stage_writes(conn):
+        conn.execute("UPDATE stage.s_votes AS v SET pair_id = p.id FROM main.pairs p WHERE"
+                     " p.image_a = min(v.image_a, v.image_b) AND p.image_b = max(v.image_a,"
+                     " v.image_b)")
     return made
 
 
@@ -154,13 +154,14 @@ def write_comments(pacer: Pacer, study_id: int) -> int:
                 "batch": pacer.batch.id}
         for unit, (item, join, submission) in _COMMENT_TARGETS.items():
             db.execute(
-                "INSERT OR IGNORE INTO main.comments (study_id, rater_id, unit, item_id,"
+                "INSERT INTO main.comments (study_id, rater_id, unit, item_id,"
                 " submission, text, created_at, batch) SELECT :study, q.rater_id,"
                 f" '{unit}', q.item, q.submission, q.text, :now, :batch FROM (SELECT"
                 f" r.rater_id, {item} AS item, {submission} AS submission, c.text FROM"
                 f" stage.s_comments c{join} JOIN stage.s_raters r ON r.name = c.rater"
                 " WHERE c.unit = :unit AND c.seq >= :lo AND c.seq < :hi) AS q"
-                " WHERE q.submission IS NOT NULL AND q.item IS NOT NULL",
+                " WHERE q.submission IS NOT NULL AND q.item IS NOT NULL"
+                " ON CONFLICT DO NOTHING",
                 {**args, "unit": unit})
         return rows
 

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 
 from sqlite_utils import Database
 
+from concord.store import engine
 from concord.store.db import last_begin_retries, now, transaction
 from concord.store.imports import batches
 from concord.store.imports.batches import Batch
+from concord.store.imports.staging import create, stage_writes
 
 # Lock time per chunk: short while raters are writing, longer when nobody else is (fewer
 # commits and checkpoints; a rater who starts meanwhile waits one such chunk at most).
@@ -50,7 +52,11 @@ WRITE_CACHE_KIB = 65_536
 
 @contextlib.contextmanager
 def larger_cache(db: Database) -> Iterator[None]:
-    """A bigger page cache for the main database while the block runs."""
+    """A bigger page cache for the main database while the block runs (SQLite; the
+    PostgreSQL server sizes its own buffers)."""
+    if engine.is_postgres(db):
+        yield
+        return
     before = int(db.execute("PRAGMA main.cache_size").fetchone()[0])
     db.execute(f"PRAGMA main.cache_size = -{WRITE_CACHE_KIB}")
     try:
@@ -120,7 +126,7 @@ def write_compared(pacer: Pacer, study_id: int, last: int, compare: bool, *, ins
     is revision 1. Ratings, votes and rankings alike."""
     db, out = pacer.db, Written()
     counts = (f"SELECT COUNT(*), COALESCE(SUM(cur IS NULL), 0), COALESCE(SUM(cur = new), 0)"
-              f" FROM (SELECT {staged} AS new, {current} AS cur{source})")
+              f" FROM (SELECT {staged} AS new, {current} AS cur{source}) AS c")
 
     def chunk(rows: int, lo: int) -> int:
         args = {"lo": lo, "hi": lo + rows, "study": study_id, "now": now(),
@@ -129,8 +135,8 @@ def write_compared(pacer: Pacer, study_id: int, last: int, compare: bool, *, ins
             n, added, same = db.execute(counts, args).fetchone()
             out.added, out.unchanged = out.added + added, out.unchanged + same
             out.changed += n - added - same
-            db.execute(insert.format(revision=revision) + f" AND {current} IS NOT {staged}",
-                       args)
+            db.execute(insert.format(revision=revision)
+                       + f" AND {current} IS DISTINCT FROM {staged}", args)
         else:
             out.added += db.execute(insert.format(revision=1), args).rowcount
         if then:
@@ -196,16 +202,15 @@ class _Keyset:
 def _stage_new_prompts(db: Database, study_id: int) -> None:
     """The prompts to create, in order of first appearance, with their dimension."""
     conn = db.conn
-    conn.execute("BEGIN")
-    conn.execute("CREATE TABLE stage.s_new_prompts (n INTEGER PRIMARY KEY, key TEXT,"
-                 " dimension TEXT, text TEXT NOT NULL)")
-    # The text a label import read with the prompt (``stage.s_texts``), else empty.
-    conn.execute("INSERT INTO stage.s_new_prompts (key, dimension, text) SELECT prompt_id,"
-                 " MAX(dimension), COALESCE((SELECT x.text FROM stage.s_texts x WHERE"
-                 " x.key = prompt_id), '') FROM stage.s_targets WHERE prompt_id NOT IN (SELECT"
-                 " key FROM main.prompts WHERE study_id = ?) GROUP BY prompt_id ORDER BY"
-                 " MIN(first)", [study_id])
-    conn.execute("COMMIT")
+    with stage_writes(conn):
+        create(db, "CREATE TABLE stage.s_new_prompts (n INTEGER PRIMARY KEY, key TEXT,"
+               " dimension TEXT, text TEXT NOT NULL)")
+        # The text a label import read with the prompt (``stage.s_texts``), else empty.
+        conn.execute("INSERT INTO stage.s_new_prompts (key, dimension, text) SELECT prompt_id,"
+                     " MAX(dimension), COALESCE((SELECT x.text FROM stage.s_texts x WHERE"
+                     " x.key = prompt_id), '') FROM stage.s_targets WHERE prompt_id NOT IN (SELECT"
+                     " key FROM main.prompts WHERE study_id = ?) GROUP BY prompt_id ORDER BY"
+                     " MIN(first)", [study_id])
 
 
 def _insert_prompts(db: Database, batch: Batch, rows: int, benchmark: str | None,

@@ -70,7 +70,7 @@ def publish(db: Database, import_id: int) -> int:
     while True:
         with transaction(db):
             last = db.execute("SELECT MAX(id) FROM (SELECT id FROM score_staging WHERE"
-                              " import_id = ? ORDER BY id LIMIT ?)",
+                              " import_id = ? ORDER BY id LIMIT ?) AS c",
                               [import_id, CHUNK]).fetchone()[0]
             if last is None:
                 db.execute("DELETE FROM score_imports WHERE id = ?", [import_id])

@@ -3,20 +3,26 @@
 Rows read from the input files are written here first, so that every check that needs
 the whole file (duplicates, rubric fit, unknown targets) runs as SQL on disk with bounded
 memory, and the main database is not touched (not even locked) until everything is valid.
-The stage is attached to the import's connection as ``stage`` with an empty file name:
-SQLite keeps it in an anonymous temporary file that disappears when the connection closes
-or the process dies.
+On SQLite the stage is attached to the import's connection as ``stage`` with an empty file
+name: SQLite keeps it in an anonymous temporary file that disappears when the connection
+closes or the process dies. On PostgreSQL it is the session's temporary schema (the store's
+``stage.`` is ``pg_temp.`` there, concord.store.pg.translate), emptied when the stage closes:
+the connection goes back to a pool.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlite_utils import Database
+
+from concord.store import engine
 
 # (line, prompt_id, model, sample, rater, criterion, value, seconds, dimension)
 Row = tuple[int, str, str, int, str, str, float, float | None, str | None]
@@ -25,11 +31,12 @@ _SCHEMA = """
 CREATE TABLE stage.s_rows (
     seq INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER NOT NULL,
     prompt_id TEXT NOT NULL, model TEXT NOT NULL, sample INTEGER NOT NULL,
-    rater TEXT NOT NULL, criterion TEXT NOT NULL, value REAL NOT NULL, seconds REAL,
+    rater TEXT NOT NULL, criterion TEXT NOT NULL, value DOUBLE PRECISION NOT NULL,
+    seconds DOUBLE PRECISION,
     dimension TEXT);
 CREATE TABLE stage.s_targets (
     n INTEGER PRIMARY KEY, prompt_id TEXT NOT NULL, model TEXT NOT NULL,
-    sample INTEGER NOT NULL, first INTEGER NOT NULL, dimension TEXT, image_id INTEGER);
+    sample INTEGER NOT NULL, first BIGINT NOT NULL, dimension TEXT, image_id INTEGER);
 CREATE UNIQUE INDEX stage.s_targets_key ON s_targets (prompt_id, model, sample);
 CREATE TABLE stage.s_raters (name TEXT PRIMARY KEY, rater_id INTEGER) WITHOUT ROWID;
 CREATE TABLE stage.s_texts (key TEXT PRIMARY KEY, text TEXT NOT NULL) WITHOUT ROWID
@@ -108,34 +115,39 @@ class Stage:
         self.overflow = False  # more groups than max_groups: the tally is incomplete
         self.unique = False  # the rating key has no duplicate (known after index())
         self.rater_names: set[str] | None = set()  # None: too many to keep (read from SQL)
-        db.execute("ATTACH DATABASE '' AS stage")
-        # Nothing here needs to survive a crash: no syncs, the journal in memory (kept, so
-        # that a failed statement, like a UNIQUE index on a file with duplicates, rolls back).
-        for pragma in ("journal_mode = MEMORY", "synchronous = OFF", "cache_size = -32000"):
-            db.execute(f"PRAGMA stage.{pragma}")
-        for statement in _SCHEMA.split(";\n"):
-            db.execute(statement)
+        if engine.is_postgres(db):
+            # Temporary tables a previous stage of this pooled connection left (its process
+            # was interrupted before close) would clash with the new ones.
+            db.execute("DISCARD TEMP")
+        else:
+            db.execute("ATTACH DATABASE '' AS stage")
+            # Nothing here needs to survive a crash: no syncs, the journal in memory (kept,
+            # so that a failed statement, like a UNIQUE index on a file with duplicates,
+            # rolls back).
+            for pragma in ("journal_mode = MEMORY", "synchronous = OFF", "cache_size = -32000"):
+                db.execute(f"PRAGMA stage.{pragma}")
+        create(db, _SCHEMA)
 
     def close(self) -> None:
-        """Drop the stage (its temporary file goes with it)."""
+        """Drop the stage (its temporary file, or its temporary tables, go with it)."""
         if self.db.conn.in_transaction:
             self.db.conn.rollback()
-        self.db.execute("DETACH DATABASE stage")
+        self.db.execute("DISCARD TEMP" if engine.is_postgres(self.db) else "DETACH DATABASE stage")
 
     def add(self, file: int, columns: Sequence[list]) -> None:
         """Append rows read from input file number ``file``, given as the nine columns of
         :data:`Row` (one list each)."""
         conn = self.db.conn
-        conn.execute("BEGIN")  # deferred: only the stage is written, the main file is free
-        one, varying = _insert_sql(file, columns)
-        rows = list(zip(*varying, strict=True))
-        # Many rows per statement: a third less time than one statement per row.
-        whole = len(rows) // _ROWS_PER_INSERT * _ROWS_PER_INSERT
-        many = one + (", " + one.rpartition(" VALUES ")[2]) * (_ROWS_PER_INSERT - 1)
-        conn.executemany(many, (tuple(itertools.chain.from_iterable(rows[i:i + _ROWS_PER_INSERT]))
-                                for i in range(0, whole, _ROWS_PER_INSERT)))
-        conn.executemany(one, rows[whole:])
-        conn.execute("COMMIT")
+        with stage_writes(conn):  # deferred: only the stage is written, the main file is free
+            one, varying = _insert_sql(file, columns)
+            rows = list(zip(*varying, strict=True))
+            # Many rows per statement: a third less time than one statement per row.
+            whole = len(rows) // _ROWS_PER_INSERT * _ROWS_PER_INSERT
+            many = one + (", " + one.rpartition(" VALUES ")[2]) * (_ROWS_PER_INSERT - 1)
+            conn.executemany(many, (
+                tuple(itertools.chain.from_iterable(rows[i:i + _ROWS_PER_INSERT]))
+                for i in range(0, whole, _ROWS_PER_INSERT)))
+            conn.executemany(one, rows[whole:])
         if self.rater_names is not None:
             self.rater_names.update(columns[4])
             if len(self.rater_names) > self.max_groups:
@@ -222,24 +234,22 @@ class Stage:
         (as :meth:`off_scale` takes them)."""
         dims, inside = dimensions
         conn = self.db.conn
-        conn.execute("BEGIN")
-        conn.execute(f"UPDATE stage.s_rows AS s SET criterion = :key WHERE s.criterion = :name"
-                     f"{_in_dimensions(dims, inside)}",
-                     {"key": key, "name": name, "study": study_id,
-                      **{f"d{i}": d for i, d in enumerate(dims)}})
-        conn.execute("COMMIT")
+        with stage_writes(conn):
+            conn.execute(f"UPDATE stage.s_rows AS s SET criterion = :key WHERE s.criterion = :name"
+                         f"{_in_dimensions(dims, inside)}",
+                         {"key": key, "name": name, "study": study_id,
+                          **{f"d{i}": d for i, d in enumerate(dims)}})
 
     def rename_criteria(self, renames: Mapping[tuple[str | None, str], str], study_id: int | None,
                         *, by_dimension: bool) -> None:
         """Store aliases under their criterion key (``(dimension, name) -> key``)."""
         conn = self.db.conn
-        conn.execute("BEGIN")
-        for (dimension, name), key in renames.items():
-            dim = f"{_DIMENSION} IS :dim AND " if by_dimension else ""
-            conn.execute(f"UPDATE stage.s_rows AS s SET criterion = :key WHERE {dim}"
-                         " s.criterion = :name",
-                         {"key": key, "name": name, "dim": dimension, "study": study_id})
-        conn.execute("COMMIT")
+        with stage_writes(conn):
+            for (dimension, name), key in renames.items():
+                dim = f"{_DIMENSION} IS NOT DISTINCT FROM :dim AND " if by_dimension else ""
+                conn.execute(f"UPDATE stage.s_rows AS s SET criterion = :key WHERE {dim}"
+                             " s.criterion = :name",
+                             {"key": key, "name": name, "dim": dimension, "study": study_id})
 
     def index(self) -> None:
         """Index the rating key (after criteria are renamed; before the checks below).
@@ -259,7 +269,7 @@ class Stage:
             return Found(0, [])
         total = self.db.execute(
             f"SELECT COALESCE(SUM(n - 1), 0) FROM (SELECT COUNT(*) AS n FROM stage.s_rows"
-            f" GROUP BY {_KEY} HAVING n > 1)").fetchone()[0]
+            f" GROUP BY {_KEY} HAVING COUNT(*) > 1) AS d").fetchone()[0]
         if not total:
             return Found(0, [])
         first = ("SELECT MIN(x.seq) FROM stage.s_rows x WHERE x.prompt_id = s.prompt_id AND"
@@ -289,34 +299,32 @@ class Stage:
     def resolve(self, study_id: int | None) -> None:
         """Fill the distinct targets and raters with the ids they already have (or NULL)."""
         conn = self.db.conn
-        conn.execute("BEGIN")
-        # In key order along the index (no sort); ``first`` is the row that names it first.
-        dimension = "MAX(dimension)" if self.has_dimensions() else "NULL"
-        conn.execute("INSERT INTO stage.s_targets (prompt_id, model, sample, first, dimension)"
-                     f" SELECT prompt_id, model, sample, MIN(seq), {dimension} FROM stage.s_rows"
-                     " GROUP BY prompt_id, model, sample")
-        if self.rater_names is None:
-            conn.execute("INSERT INTO stage.s_raters SELECT DISTINCT rater, NULL FROM"
-                         " stage.s_rows")
-        else:
-            conn.executemany("INSERT INTO stage.s_raters VALUES (?, NULL)",
-                             [(name,) for name in self.rater_names])
-        conn.execute("COMMIT")
+        with stage_writes(conn):
+            # In key order along the index (no sort); ``first`` is the row that names it first.
+            dimension = "MAX(dimension)" if self.has_dimensions() else "NULL"
+            conn.execute("INSERT INTO stage.s_targets (prompt_id, model, sample, first,"
+                         f" dimension) SELECT prompt_id, model, sample, MIN(seq), {dimension}"
+                         " FROM stage.s_rows GROUP BY prompt_id, model, sample")
+            if self.rater_names is None:
+                conn.execute("INSERT INTO stage.s_raters SELECT DISTINCT rater,"
+                             " CAST(NULL AS INTEGER) FROM stage.s_rows")
+            else:
+                conn.executemany("INSERT INTO stage.s_raters VALUES (?, NULL)",
+                                 [(name,) for name in self.rater_names])
         self.refresh_ids(study_id)
 
     def refresh_ids(self, study_id: int | None) -> None:
         """Look up ids of targets and raters that have none yet (after some were created)."""
         conn = self.db.conn
-        conn.execute("BEGIN")
-        conn.execute(
-            "UPDATE stage.s_targets AS t SET image_id = (SELECT i.id FROM main.prompts p"
-            " JOIN main.models m ON m.study_id = p.study_id AND m.name = t.model"
-            " JOIN main.images i ON i.prompt_id = p.id AND i.model_id = m.id"
-            " AND i.sample = t.sample WHERE p.study_id = ? AND p.key = t.prompt_id)"
-            " WHERE image_id IS NULL", [study_id])
-        conn.execute("UPDATE stage.s_raters AS r SET rater_id = (SELECT x.id FROM main.raters x"
-                     " WHERE x.name = r.name) WHERE rater_id IS NULL")
-        conn.execute("COMMIT")
+        with stage_writes(conn):
+            conn.execute(
+                "UPDATE stage.s_targets AS t SET image_id = (SELECT i.id FROM main.prompts p"
+                " JOIN main.models m ON m.study_id = p.study_id AND m.name = t.model"
+                " JOIN main.images i ON i.prompt_id = p.id AND i.model_id = m.id"
+                " AND i.sample = t.sample WHERE p.study_id = ? AND p.key = t.prompt_id)"
+                " WHERE image_id IS NULL", [study_id])
+            conn.execute("UPDATE stage.s_raters AS r SET rater_id = (SELECT x.id FROM main.raters x"
+                         " WHERE x.name = r.name) WHERE rater_id IS NULL")
 
     def missing_targets(self, limit: int) -> Found:
         """Targets that are not images of the study, with the first row naming each."""
@@ -333,6 +341,33 @@ class Stage:
     def raters(self) -> int:
         """How many distinct raters the staged rows name."""
         return int(self.db.execute("SELECT COUNT(*) FROM stage.s_raters").fetchone()[0])
+
+
+@contextlib.contextmanager
+def stage_writes(conn: Any) -> Iterator[None]:
+    """A transaction on the import's connection that writes only the stage (a plain BEGIN:
+    the main database stays free for raters), rolled back when the block fails: on
+    PostgreSQL a failed statement leaves the transaction unusable."""
+    conn.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.execute("COMMIT")
+
+
+def create(db: Database, schema: str) -> None:
+    """Create the stage tables of ``schema`` (statements split by ``;`` and a newline).
+
+    A row number is ``INTEGER PRIMARY KEY`` (SQLite's rowid, numbered in insert order);
+    PostgreSQL numbers such a column only as an identity column.
+    """
+    if engine.is_postgres(db):
+        schema = schema.replace("INTEGER PRIMARY KEY",
+                                "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY")
+    for statement in schema.split(";\n"):
+        db.execute(statement)
 
 
 def _in_dimensions(dims: Sequence[str], inside: bool) -> str:
