@@ -29,6 +29,8 @@ from concord.services.labelling.common import new_submission
 from tests.foundation_helpers import ROOT, invited, make_folder_study, shared_path
 from tests.helpers import target_of
 
+pytestmark = pytest.mark.both_engines
+
 RATERS = ("=cmd()", "@bob", "carol")
 NUMERIC = ("sample", "value", "rank", "position", "seconds")
 PROMPTS = {"p0": '=HYPERLINK("http://evil","x")', "p1": "+SUM(1,1)", "p2": "-a plain dash"}
@@ -291,8 +293,6 @@ def stalling_open(file, mode="r", *args, **kwargs):
 builtins.open = io.open = stalling_open
 from concord.cli import main
 from concord.errors import ConcordError
-
-pytestmark = pytest.mark.both_engines
 sys.exit(main())
 """
 

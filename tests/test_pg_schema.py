@@ -4,13 +4,7 @@ functions. Without a PostgreSQL server only the text checks run."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import sqlite3
-import subprocess
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -20,8 +14,6 @@ from concord.store.report_cache import _OWN
 
 psycopg = pytest.importorskip("psycopg")
 
-_PG_BIN = Path("/usr/lib/postgresql/15/bin")
-_PORT = 55432
 
 
 @pytest.fixture(scope="module")
@@ -60,46 +52,19 @@ def test_migration_names_are_those_sqlite_records(lite):
 
 
 # --- With a server ---------------------------------------------------------------------
-# A private PostgreSQL 15 for this module. TO BE REPLACED by the shared fixture
-# ``pg_server`` (tests/support/pg_server.py) once it lands.
-
-@pytest.fixture(scope="module")
-def pg_server() -> Iterator[str]:
-    if not (_PG_BIN / "initdb").exists() or os.geteuid() != 0:
-        pytest.skip("needs PostgreSQL 15 binaries and root (to run them as postgres)")
-    root = Path(tempfile.mkdtemp(prefix="concord-pg-"))
-    shutil.chown(root, "postgres")
-    root.chmod(0o700)
-    data = root / "data"
-
-    def pg(*args: str) -> None:
-        subprocess.run(["runuser", "-u", "postgres", "--", *args], check=True,
-                       capture_output=True)
-
-    pg(str(_PG_BIN / "initdb"), "-A", "trust", "-U", "postgres", "-D", str(data))
-    pg(str(_PG_BIN / "pg_ctl"), "-w", "-D", str(data), "-l", str(root / "log"), "-o",
-       f"-k {root} -c listen_addresses='' -p {_PORT}", "start")
-    try:
-        yield str(root)
-    finally:
-        pg(str(_PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
-        shutil.rmtree(root, ignore_errors=True)
-
+# The session's throw-away server (tests/conftest.py ``pg_server``).
 
 @pytest.fixture(scope="module")
 def pg(pg_server):
     """A fresh database holding the schema (a connection outside autocommit)."""
-    with psycopg.connect(host=pg_server, port=_PORT, user="postgres", dbname="postgres",
-                         autocommit=True) as admin:
-        admin.execute("DROP DATABASE IF EXISTS concord_schema")
-        admin.execute("CREATE DATABASE concord_schema")
-    conn = psycopg.connect(host=pg_server, port=_PORT, user="postgres",
-                           dbname="concord_schema")
+    url = pg_server.create_database("concord_schema")
+    conn = psycopg.connect(url)
     with conn.transaction():
         conn.execute(pg_schema.DDL)
         conn.cursor().executemany(pg_schema.RECORD_MIGRATION, pg_schema.migration_rows())
     yield conn
     conn.close()
+    pg_server.drop_database("concord_schema")
 
 
 def _pg_columns(pg, table: str) -> list[tuple[str, bool, bool]]:
