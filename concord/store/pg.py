@@ -17,7 +17,6 @@ transaction and takes the write lock (:data:`WRITE_LOCK_KEY`).
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import re
 import sqlite3
@@ -34,6 +33,7 @@ from sqlite_utils import Database
 
 from concord.errors import ConcordError
 from concord.store.engine import WRITE_LOCK_KEY, is_postgres, is_url
+from concord.store.pg_sql import args_of, translate
 
 __all__ = ["WRITE_LOCK_KEY", "PgDatabase", "is_postgres", "is_url", "pool", "translate"]
 POOL_MAX = 10
@@ -47,67 +47,6 @@ _POOLS_LOCK = threading.Lock()
 def libpq_url(url: str) -> str:
     """``url`` as libpq takes it (SQLAlchemy's ``postgresql+psycopg://`` form is read)."""
     return re.sub(r"^postgres(?:ql)?(?:\+[a-z0-9]+)?://", "postgresql://", url, flags=re.I)
-
-
-@functools.lru_cache(maxsize=4096)
-def translate(sql: str) -> tuple[str, tuple[str, ...]]:
-    """``sql`` as PostgreSQL takes it, and the names of its ``:name`` placeholders in order.
-
-    Outside quotes: ``?`` becomes ``$1, $2, …`` in order and ``:name`` one ``$n`` per name;
-    the two schema names SQLite gives a connection's databases become PostgreSQL's: ``main.``
-    (the database itself) is dropped and ``stage.`` (an import's private attached database,
-    concord.store.imports.staging) is the session's own temporary schema ``pg_temp``.
-    """
-    out: list[str] = []
-    names: list[str] = []
-    n = 0
-    for quoted, part in _parts(sql):
-        if quoted:
-            out.append(part)
-            continue
-        part = _SCHEMAS.sub(lambda m: _SCHEMA_NAMES[m.group(1).lower()], part)
-        part = _INDEX_IN_STAGE.sub(r"\1", part).replace(" WITHOUT ROWID", "")
-        for piece in _PLACEHOLDER.split(part):
-            if piece == "?":
-                n += 1
-                piece = f"${n}"
-            elif piece.startswith(":") and not piece.startswith("::") and len(piece) > 1:
-                if piece[1:] not in names:
-                    names.append(piece[1:])
-                piece = f"${names.index(piece[1:]) + 1}"
-            out.append(piece)
-    return "".join(out), tuple(names)
-
-
-_PLACEHOLDER = re.compile(r"(\?|::|:[A-Za-z_][A-Za-z0-9_]*)")
-_SCHEMAS = re.compile(r"(?<![\w.$])(main|stage)\.(?=[A-Za-z_\"])", re.IGNORECASE)
-_SCHEMA_NAMES = {"main": "", "stage": "pg_temp."}
-# PostgreSQL puts an index in its table's schema and refuses a schema in its name.
-_INDEX_IN_STAGE = re.compile(r"(INDEX\s+)pg_temp\.", re.IGNORECASE)
-
-
-def _parts(sql: str) -> Iterator[tuple[bool, str]]:
-    """``sql`` cut into (quoted, text) runs: '…' literals and "…" names are quoted."""
-    start, quote = 0, ""
-    for i, ch in enumerate(sql):
-        if quote:
-            if ch == quote:
-                yield True, sql[start:i + 1]
-                start, quote = i + 1, ""
-        elif ch in ("'", '"'):
-            if i > start:
-                yield False, sql[start:i]
-            start, quote = i, ch
-    if start < len(sql):
-        yield bool(quote), sql[start:]
-
-
-def _args(names: tuple[str, ...], params: Any) -> list[Any] | None:
-    if params is None:
-        return None
-    if names:
-        return [params[name] for name in names]
-    return list(params)
 
 
 @contextlib.contextmanager
@@ -254,14 +193,14 @@ class PgConnection:
         cur = RawCursor(self.raw, row_factory=row_factory) if row_factory else RawCursor(self.raw)
         text, names = translate(sql)
         with sqlite_errors():
-            cur.execute(text, _args(names, params))
+            cur.execute(text, args_of(names, params))
         return PgCursor(cur)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> PgCursor:
         cur = RawCursor(self.raw)
         text, names = translate(sql)
         with sqlite_errors():
-            cur.executemany(text, [_args(names, r) or [] for r in rows])
+            cur.executemany(text, [args_of(names, r) or [] for r in rows])
         return PgCursor(cur)
 
     def rollback(self) -> None:

@@ -6,7 +6,7 @@ memory, and the main database is not touched (not even locked) until everything 
 On SQLite the stage is attached to the import's connection as ``stage`` with an empty file
 name: SQLite keeps it in an anonymous temporary file that disappears when the connection
 closes or the process dies. On PostgreSQL it is the session's temporary schema (the store's
-``stage.`` is ``pg_temp.`` there, concord.store.pg.translate), emptied when the stage closes:
+``stage.`` is ``pg_temp.`` there, concord.store.pg_sql.translate), emptied when the stage closes:
 the connection goes back to a pool.
 """
 
