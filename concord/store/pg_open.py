@@ -13,7 +13,7 @@ import threading
 from concord import __version__
 from concord.store import guard, pg_schema
 from concord.store.engine import WRITE_LOCK_KEY
-from concord.store.pg import PgDatabase, sqlite_errors
+from concord.store.pg import POOL_TIMEOUT_S, PgDatabase, sqlite_errors
 
 # URLs whose database this process has checked (or created) already: the app opens one
 # connection per page run, and the check reads the catalogue.
@@ -25,8 +25,10 @@ def open_pg(url: str, *, migrate: bool = True, check_schema: bool = True) -> PgD
     """The Concord database at ``url``, created when the database holds no table.
 
     Raises:
-        DatabaseRefused: not a Concord database, or one a newer Concord wrote; unchanged.
-        DatabaseUnreachable: no server answers at ``url`` (the password is not shown).
+        DatabaseRefused: not a Concord database, or one a newer Concord wrote (unchanged);
+            or no connection could be made (the server's reason; the password not shown).
+        DatabaseBusy: every connection of this process's pool stayed taken for
+            ``pg.POOL_TIMEOUT_S`` (retryable).
     """
     db = _connect(url)
     try:
@@ -42,14 +44,20 @@ def _connect(url: str) -> PgDatabase:
     import psycopg
     from psycopg_pool import PoolTimeout
 
+    from concord.store.db import DatabaseBusy
+
     try:
         return PgDatabase(url)
-    except (PoolTimeout, OSError, psycopg.Error) as exc:  # refused, bad URL, no database
+    except PoolTimeout as exc:
+        raise DatabaseBusy(
+            f"every connection to the database stayed busy for {POOL_TIMEOUT_S:g} s; "
+            "nothing was saved, please try again in a minute") from exc
+    except (OSError, psycopg.Error) as exc:  # refused, bad URL, no database, password
         from concord.config import mask_passwords_in
 
         reason = mask_passwords_in(" ".join(str(exc).split()), url)[:300]
         raise guard.DatabaseRefused(
-            f"database {shown(url)}: no PostgreSQL server answered ({reason}); nothing "
+            f"database {shown(url)}: cannot connect to PostgreSQL ({reason}); nothing "
             "was changed") from exc
 
 
