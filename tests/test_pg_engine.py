@@ -369,3 +369,23 @@ def test_a_wrong_connect_timeout_is_one_line(value, monkeypatch, capsys):
     pg.close_pools()
     assert main(["--db", "postgresql://u@/x?host=/nowhere", "studies"]) == 1
     assert "CONCORD_PG_CONNECT_TIMEOUT" in capsys.readouterr().err
+
+
+def test_a_dropped_connection_is_the_retryable_busy_error_and_saves_nothing(url):
+    from concord.store.db import DatabaseUnavailable
+
+    db = open_db(url)
+    pid = db.execute("SELECT pg_backend_pid()").fetchone()[0]
+    try:
+        with pytest.raises(DatabaseUnavailable, match="try again"), transaction(db):
+            db.execute("INSERT INTO raters (name, created_at) VALUES ('lost', 'now')")
+            with psycopg.connect(url, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+            db.execute("INSERT INTO raters (name, created_at) VALUES ('lost2', 'now')")
+    finally:
+        db.close()  # a broken connection is dropped, not given back to the pool
+    again = open_db(url)  # the pool hands out a live one
+    try:
+        assert again.execute("SELECT COUNT(*) FROM raters").fetchone()[0] == 0
+    finally:
+        again.close()

@@ -44,6 +44,12 @@ class DatabaseBusy(ConcordError, sqlite3.OperationalError):
     ``OperationalError``, as SQLite's own "database is locked" was before."""
 
 
+class DatabaseUnavailable(DatabaseBusy):
+    """The connection to a PostgreSQL server was lost (a restart, a failover, the network)
+    during a statement: its transaction, if any, was not committed; trying again (a new
+    connection from the pool) is safe."""
+
+
 def open_db(path: str | Path, *, migrate: bool = True, check_same_thread: bool = True,
             check_schema: bool = True) -> Database:
     """Open (and create or upgrade) the Concord database at ``path``.

@@ -58,9 +58,24 @@ def sqlite_errors() -> Iterator[None]:
         yield
     except psycopg.IntegrityError as exc:
         raise PgIntegrityError(str(exc).strip(), exc) from exc
-    except (psycopg.OperationalError, psycopg.DataError, psycopg.ProgrammingError,
-            psycopg.InternalError, psycopg.NotSupportedError) as exc:
+    except psycopg.OperationalError as exc:
+        if _connection_lost(exc):
+            from concord.store.db import DatabaseUnavailable
+
+            raise DatabaseUnavailable(
+                "the connection to the database was lost (its server may be restarting);"
+                " nothing was saved, please try again in a minute") from exc
         raise PgOperationalError(str(exc).strip(), exc) from exc
+    except (psycopg.DataError, psycopg.ProgrammingError, psycopg.InternalError,
+            psycopg.NotSupportedError) as exc:
+        raise PgOperationalError(str(exc).strip(), exc) from exc
+
+
+def _connection_lost(exc: psycopg.OperationalError) -> bool:
+    """A client-side connection failure (no SQLSTATE), a connection exception (class 08)
+    or the server shutting down / not yet accepting connections (57P01-57P03)."""
+    state = exc.sqlstate
+    return state is None or state.startswith("08") or state in ("57P01", "57P02", "57P03")
 
 
 class PgIntegrityError(sqlite3.IntegrityError):
