@@ -1,4 +1,4 @@
-"""Parts of bench_crowd_capacity: app processes, the nginx proxy, browser probes, CPU.
+"""Parts of bench_crowd_capacity: the databases, the nginx proxy, browser probes, CPU.
 
 Kept apart from the script so each piece stays small and the nginx configuration that
 docs/scale.md shows is the one the bench runs.
@@ -14,6 +14,8 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+
+ENGINES = ("sqlite", "postgresql")
 
 NGINX_CONF = """\
 # Concord behind nginx: several Streamlit processes on one host, one SQLite file.
@@ -53,6 +55,51 @@ http {{
   }}
 }}
 """
+
+
+class Databases:
+    """The bench's database per engine: a SQLite file in ``tmp``, or a database on a
+    throw-away PostgreSQL server (tests/support/pg_server.py, Unix socket, fsync on) that
+    is stopped, with this host's files for it (media cache, address file), on exit."""
+
+    NAME = f"concord_capacity_{os.getpid()}"
+
+    def __init__(self, tmp: Path, engines: list[str]) -> None:
+        self.tmp, self.engines, self.server, self.url = tmp, engines, None, None
+
+    def __enter__(self) -> Databases:
+        if "postgresql" in self.engines:
+            from tests.support.pg_server import PgServer
+
+            self.server = PgServer().start()
+            self.url = self.server.create_database(self.NAME)
+        return self
+
+    def target(self, engine: str) -> Path | str:
+        """What CONCORD_DB / open_db take for ``engine``."""
+        return self.url if engine == "postgresql" else self.tmp / "cap.db"
+
+    def describe(self, engine: str) -> str:
+        if engine == "sqlite":
+            return "SQLite file on the temporary folder's disk"
+        done = subprocess.run([str(self.server.bindir / "postgres"), "--version"],
+                              capture_output=True, text=True, check=False)
+        return f"{done.stdout.strip()} on a Unix socket, same host, fsync on"
+
+    def __exit__(self, *exc: object) -> None:
+        if self.server is None:
+            return
+        from concord.config import local_stem
+        from concord.store import pg
+
+        pg.close_pool(self.url)
+        self.server.stop()
+        stem = local_stem(self.url)  # the app processes' files beside the database
+        for path in stem.parent.glob(stem.name + ".*"):
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
 
 
 def free_port() -> int:
