@@ -130,8 +130,10 @@ def nginx_conf(tmp: Path, port: int, backends: list[int]) -> str:
     return NGINX_CONF.format(tmp=tmp, port=port, servers=servers)
 
 
-def start_nginx(tmp: Path, backends: list[int]) -> tuple[str, subprocess.Popen]:
-    """Run nginx in the foreground in front of ``backends``; returns its URL."""
+def start_nginx(tmp: Path, backends: list[int],
+                port: int | None = None) -> tuple[str, subprocess.Popen]:
+    """Run nginx in the foreground in front of ``backends`` (on ``port``, default a free
+    one; give it when the app processes must know the proxy's address first)."""
     exe = shutil.which("nginx") or "/usr/sbin/nginx"
     if not Path(exe).exists():
         raise RuntimeError("nginx not found: apt-get install nginx (Debian)")
@@ -139,7 +141,7 @@ def start_nginx(tmp: Path, backends: list[int]) -> tuple[str, subprocess.Popen]:
     for sub in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
         (tmp / sub).mkdir(exist_ok=True)
         os.chmod(tmp / sub, 0o777)  # nginx workers drop to an unprivileged user under root
-    port = free_port()
+    port = port or free_port()
     conf = tmp / "nginx.conf"
     conf.write_text(nginx_conf(tmp, port, backends), encoding="utf-8")
     proc = subprocess.Popen([exe, "-c", str(conf), "-p", str(tmp), "-g", "daemon off;"],
