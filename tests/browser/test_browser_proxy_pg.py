@@ -146,12 +146,16 @@ def _rate(page, times: int) -> int:
 
 
 def _stored(cluster) -> tuple[int, int]:
-    """(images the rater has a current rating on, (image, criterion) keys stored twice)."""
-    db = cluster["db"]
-    images = db.execute("SELECT COUNT(DISTINCT image_id) FROM current_ratings").fetchone()[0]
-    twice = db.execute("SELECT COUNT(*) FROM (SELECT image_id, rater_id, criterion "
-                       "FROM current_ratings GROUP BY image_id, rater_id, criterion "
-                       "HAVING COUNT(*) > 1) AS twice").fetchone()[0]
+    """(images the rater has a current rating on, (image, criterion) keys stored twice),
+    read on a new connection (a server crash broke the ones opened before)."""
+    db = open_db(cluster["db_url"])
+    try:
+        images = db.execute("SELECT COUNT(DISTINCT image_id) FROM current_ratings").fetchone()[0]
+        twice = db.execute("SELECT COUNT(*) FROM (SELECT image_id, rater_id, criterion "
+                           "FROM current_ratings GROUP BY image_id, rater_id, criterion "
+                           "HAVING COUNT(*) > 1) AS twice").fetchone()[0]
+    finally:
+        db.close()
     return images, twice
 
 
@@ -162,7 +166,7 @@ def test_a_rater_rates_through_the_proxy_into_one_database(cluster, chromium):
     finally:
         page.context.close()
     assert _stored(cluster) == (3, 0)
-    assert cluster["db"].execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == 6
+    assert cluster["db"].execute("SELECT COUNT(*) FROM ratings").fetchone()[0] == 6  # 2 each
     # The host that served the rater keeps its files in its own folder, none in the repo's.
     serving = [h for h in cluster["hosts"] if h.media(cluster["db_url"])]
     assert len(serving) == 1
@@ -193,28 +197,54 @@ def test_a_killed_app_process_loses_nothing_acknowledged(cluster, chromium):
     assert _stored(cluster) == (final, 0)
 
 
+def _submit_while_down(page, server) -> None:
+    """Crash the database server, submit, and wait for the page's answer (a message or
+    a traceback); the server stays down."""
+    server.crash()
+    _press_submit(page)
+    page.locator(f"{TRACEBACK}, :text('try again')").first.wait_for(timeout=90_000)
+
+
 def test_a_database_restart_during_submits_loses_nothing_acknowledged(cluster, chromium):
     page = _open(chromium, cluster)
     server = cluster["server"]
     try:
         acknowledged = _rate(page, 2)
-        server.crash()
         try:
-            _press_submit(page)
-            # A message the rater can act on, not a traceback; the item stays on screen.
-            page.get_by_text("try again").first.wait_for(timeout=90_000)
+            _submit_while_down(page, server)
+        finally:
+            server.resume()
+        page.reload()  # the page works again once reloaded
+        _ready(page)
+        assert _shown(page) == acknowledged  # the submit the server never took is not there
+        final = _rate(page, 2)
+        assert final == acknowledged + 2
+    finally:
+        page.context.close()
+    assert _stored(cluster) == (final, 0)
+
+
+@pytest.mark.xfail(strict=True, reason="a dropped PostgreSQL connection reaches the page as a "
+                   "traceback: Screen.guarded (concord/ui/screen.py) catches ConcordError "
+                   "only, and the broken connection stays the session's (session.db()) "
+                   "for the fragment's reruns until a reload; reported")
+def test_a_submit_while_the_database_is_down_asks_to_try_again(cluster, chromium):
+    page = _open(chromium, cluster)
+    server = cluster["server"]
+    try:
+        acknowledged = _rate(page, 1)
+        try:
+            _submit_while_down(page, server)
             assert page.locator(TRACEBACK).count() == 0
             assert _shown(page) == acknowledged
         finally:
             server.resume()
-        page.keyboard.press("Enter")  # the same answer again: now it is stored
+        page.keyboard.press("Enter")  # the same answer again, without a reload: stored
         page.get_by_text(f"{acknowledged + 1} / {TOTAL} rated").first.wait_for(timeout=90_000)
-        final = _rate(page, 1)
-        assert final == acknowledged + 2
         assert page.locator(TRACEBACK).count() == 0
     finally:
         page.context.close()
-    assert _stored(cluster) == (final, 0)
+    assert _stored(cluster) == (acknowledged + 1, 0)
 
 
 @pytest.mark.xfail(strict=True, reason="each browser session keeps its PgDatabase (one of "
