@@ -247,10 +247,11 @@ def test_a_submit_while_the_database_is_down_asks_to_try_again(cluster, chromium
     assert _stored(cluster) == (acknowledged + 1, 0)
 
 
-@pytest.mark.xfail(strict=True, reason="each browser session keeps its PgDatabase (one of "
-                   "the process's POOL_MAX pooled connections) between runs "
-                   "(concord.ui.session.open_run_db): raters past POOL_MAX wait for the "
-                   "pool's timeout; reported to the store's owner")
+@pytest.mark.xfail(strict=True, reason="a browser session keeps its PgDatabase (one of the "
+                   "process's POOL_MAX pooled connections) from one script run to the next "
+                   "(concord.ui.session.open_run_db) and never gives it back when the "
+                   "session ends: the process's rater number POOL_MAX + 1 waits for the "
+                   "pool's timeout and gets DatabaseRefused; reported")
 def test_more_raters_than_pooled_connections_on_one_process(server, tmp_path, chromium):
     name = f"pool_{os.getpid()}"
     url = server.create_database(name)
@@ -260,16 +261,16 @@ def test_more_raters_than_pooled_connections_on_one_process(server, tmp_path, ch
     raters = [f"r{i}" for i in range(pg.POOL_MAX + 2)]
     tokens = [i.url.split("token=")[1] for i in studies.invite(db, "px", raters, "http://x")]
     app, proc = start_server(url, tmp_path, {"CONCORD_ADMIN_SECRET": SECRET})
-    contexts = []
     try:
-        for token in tokens:  # every rater keeps a tab open, as a crowd does
-            contexts.append(chromium.new_context())
-            page = contexts[-1].new_page()
-            page.goto(f"{app}/?token={token}")
-            page.get_by_text(f"0 / {TOTAL} rated").first.wait_for(timeout=60_000)
+        for token in tokens:  # one rater after another, each closing the tab when done
+            context = chromium.new_context()
+            try:
+                page = context.new_page()
+                page.goto(f"{app}/?token={token}")
+                page.get_by_text(f"0 / {TOTAL} rated").first.wait_for(timeout=60_000)
+            finally:
+                context.close()
     finally:
-        for context in contexts:
-            context.close()
         stop(proc)
         db.close()
         pg.close_pool(url)
