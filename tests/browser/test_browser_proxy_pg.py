@@ -267,7 +267,8 @@ def test_more_raters_than_pooled_connections_on_one_process(server, tmp_path, ch
                                                   models=("a", "b"), k=20))
     raters = [f"r{i}" for i in range(pg.POOL_MAX + 2)]
     tokens = [i.url.split("token=")[1] for i in studies.invite(db, "px", raters, "http://x")]
-    app, proc = start_server(url, tmp_path, {"CONCORD_ADMIN_SECRET": SECRET})
+    app, proc = start_server(url, tmp_path, {"CONCORD_ADMIN_SECRET": SECRET},
+                             root=_host_copy(tmp_path / "host"))  # its files stay in tmp
     try:
         for token in tokens:  # one rater after another, each closing the tab when done
             context = chromium.new_context()
