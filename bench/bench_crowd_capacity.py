@@ -1,5 +1,6 @@
 """How many raters one host serves with a submit p95 under 300 ms, with 1 or more app
-processes (several behind nginx with cookie-sticky sessions) on one SQLite file.
+processes (several behind nginx with cookie-sticky sessions) on one SQLite file or one
+PostgreSQL database (``--engine``).
 
 For each number of app processes and each load level: L simulated raters work through
 the service layer on the same database file (each looks at an image for ``--think``
@@ -10,6 +11,8 @@ time per browser submit is measured too (what each extra rater costs the app).
 
 Re-run (a bigger box: more processes, more load):
 `.venv/bin/python bench/bench_crowd_capacity.py --processes 1,2 --load 0,20,40,80`
+With ``--engine sqlite,postgresql`` both engines are measured, interleaved (for each
+process count: SQLite, then PostgreSQL on a throw-away server, tests/support/pg_server.py).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from bench import capacity_parts as parts  # noqa: E402
 from concord.services import studies  # noqa: E402
 from concord.store.db import open_db  # noqa: E402
+from concord.store.pg import POOL_MAX  # noqa: E402
 from concord.store.raters import rater_for_token  # noqa: E402
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_server, stop  # noqa: E402
 from tests.helpers import make_folder_study  # noqa: E402
@@ -42,8 +46,19 @@ def _ints(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x.strip()]
 
 
+def _engines(text: str) -> list[str]:
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [n for n in names if n not in parts.ENGINES]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"--engine {text!r}: give sqlite, postgresql or both "
+                                         "(comma-separated)")
+    return names
+
+
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--engine", type=_engines, default=["sqlite"],
+                   help="sqlite (default), postgresql, or sqlite,postgresql (interleaved)")
     p.add_argument("--processes", type=_ints, default=[1, 2], help="e.g. 1,2,4")
     p.add_argument("--load", type=_ints, default=[0, 20, 40, 80],
                    help="simulated raters per run (service layer), e.g. 0,20,40")
@@ -86,11 +101,11 @@ def baseline(browser, tmp: Path, submits: int) -> str:
             f"({submits} submits; load average {os.getloadavg()[0]:.1f})")
 
 
-def prepare(tmp: Path, args: argparse.Namespace) -> tuple[Path, list[int], list[str]]:
-    """The study (k large enough not to run out) and the raters: load ids, probe tokens."""
-    manifest = make_folder_study(tmp / "cap", prompts=args.prompts, models=("a", "b"),
-                                 k=1000)
-    db_path = tmp / "cap.db"
+def prepare(target: Path | str, manifest: Path,
+            args: argparse.Namespace) -> tuple[Path | str, list[int], list[str]]:
+    """The study (k large enough not to run out) and the raters in the database at
+    ``target`` (a SQLite file or a PostgreSQL URL): load ids, probe tokens."""
+    db_path = target
     db = open_db(db_path)
     studies.import_manifest(db, manifest)
     n_load = max([*args.load, 1])
@@ -101,14 +116,14 @@ def prepare(tmp: Path, args: argparse.Namespace) -> tuple[Path, list[int], list[
     return db_path, ids, [i.url.split("token=")[1] for i in probes]
 
 
-def _load_worker(db_path: Path, ids: list[int], think: float, stop_event, out) -> None:
+def _load_worker(db_path: Path | str, ids: list[int], think: float, stop_event, out) -> None:
     # Think times uniform on (0, 2 * think): ``think`` seconds per image on average.
     r = loadtest.run(db_path, "cap", ids, seconds=600, think=(0.0, 2 * think), stop=stop_event)
     out.put({"stored": r.stored, "seconds": r.seconds, "errors": len(r.errors),
              "duplicates": r.duplicate_keys, "latencies": r.waits})
 
 
-def start_load(db_path: Path, ids: list[int], think: float):
+def start_load(db_path: Path | str, ids: list[int], think: float):
     """The simulated raters in their own process (their GIL is not the probes')."""
     ctx = mp.get_context("spawn")
     stop_event, out = ctx.Event(), ctx.Queue()
@@ -136,7 +151,7 @@ def probe_run(browser, url: str, tokens: list[str], args, pids: list[int]) -> di
     return {"latencies": lat, "cpu_per_submit": cpu / max(len(lat), 1), "busy": busy}
 
 
-def measure(browser, url: str, pids: list[int], db_path: Path, ids: list[int],
+def measure(browser, url: str, pids: list[int], db_path: Path | str, ids: list[int],
             tokens: list[str], load: int, args) -> dict:
     """One row of the table: ``load`` simulated raters plus the browser probes."""
     proc = stop_event = out = None
@@ -155,9 +170,13 @@ def measure(browser, url: str, pids: list[int], db_path: Path, ids: list[int],
     return {"load": load, **probe, "service": result, "loadavg": os.getloadavg()[0]}
 
 
-def run_processes(browser, n: int, db_path: Path, ids: list[int], tokens: list[str],
-                  tmp: Path, args) -> list[dict]:
+def run_processes(browser, n: int, engine: str, db_path: Path | str, ids: list[int],
+                  tokens: list[str], tmp: Path, args) -> list[dict]:
     """Start ``n`` app processes (behind nginx when more than one) and measure each load."""
+    if engine == "postgresql" and len(args.load) * args.browsers > POOL_MAX:
+        print(f"  warning: {len(args.load) * args.browsers} browser sessions on one app "
+              f"process; past {POOL_MAX} they wait for a pooled connection (docs/scale.md, "
+              "Several hosts)", flush=True)
     servers = [start_server(db_path, tmp) for _ in range(n)]
     proxy = None
     try:
@@ -165,13 +184,16 @@ def run_processes(browser, n: int, db_path: Path, ids: list[int], tokens: list[s
             url = servers[0][0]
         else:
             ports = [int(u.rsplit(":", 1)[1]) for u, _ in servers]
-            url, proxy = parts.start_nginx(tmp / f"nginx-{n}", ports)
+            url, proxy = parts.start_nginx(tmp / f"nginx-{engine}-{n}", ports)
         pids = [proc.pid for _, proc in servers]
         rows = []
         for load in args.load:
             row = measure(browser, url, pids, db_path, ids, tokens, load, args)
-            rows.append({"processes": n, **row})
+            rows.append({"engine": engine, "processes": n, **row})
             print(_line(rows[-1], args), flush=True)
+            if row["service"]["errors"] or row["service"]["duplicates"]:
+                print(f"  (simulated raters: {row['service']['errors']} errors, "
+                      f"{row['service']['duplicates']} duplicate ratings)", flush=True)
         return rows
     finally:
         if proxy is not None:
@@ -185,15 +207,16 @@ def _ms(values: list[float], q: float) -> str:
     return f"{np.percentile(values, q) * 1000:.0f}" if values else "—"
 
 
-HEADER = ("| app processes | simulated raters | offered submits/s | service submits/s | "
+HEADER = ("| engine | app processes | simulated raters | offered submits/s | service submits/s | "
           "service p95 ms | browser submits | browser p50 ms | browser p95 ms | "
-          "app CPU ms / submit | machine busy | load avg |\n|" + "---|" * 11)
+          "app CPU ms / submit | machine busy | load avg |\n|" + "---|" * 12)
 
 
 def _line(row: dict, args: argparse.Namespace) -> str:
     s = row["service"]
     lat = row["latencies"]
-    return (f"| {row['processes']} | {row['load']} | {row['load'] / args.think:.1f} | "
+    return (f"| {row['engine']} | {row['processes']} | {row['load']} | "
+            f"{row['load'] / args.think:.1f} | "
             f"{s['stored'] / max(s['seconds'], 1e-9):.1f} | {_ms(s['latencies'], 95)} | "
             f"{len(lat)} | {_ms(lat, 50)} | {_ms(lat, 95)} | "
             f"{row['cpu_per_submit'] * 1000:.0f} | {row['busy']:.0%} | {row['loadavg']:.1f} |")
@@ -205,8 +228,9 @@ def summary(rows: list[dict], args: argparse.Namespace) -> None:
     cores = os.cpu_count() or 1
     print(f"\nraters served with browser submit p95 < {TARGET_P95 * 1000:.0f} ms "
           f"(think {args.think:g} s):")
-    for n in sorted({r["processes"] for r in rows}):
-        mine = sorted((r for r in rows if r["processes"] == n), key=lambda r: r["load"])
+    for engine, n in sorted({(r["engine"], r["processes"]) for r in rows}):
+        mine = sorted((r for r in rows if (r["engine"], r["processes"]) == (engine, n)),
+                      key=lambda r: r["load"])
         ok = None
         for r in mine:
             if not r["latencies"] or np.percentile(r["latencies"], 95) >= TARGET_P95:
@@ -217,7 +241,7 @@ def summary(rows: list[dict], args: argparse.Namespace) -> None:
         cpu = float(np.median([r["cpu_per_submit"] for r in mine]))
         # Half a core per process keeps queueing low; a process never uses more than one.
         bound = min(n, cores) * 0.5 / max(cpu, 1e-6) * args.think
-        print(f"  {n} process(es): measured {measured}; app-process bound "
+        print(f"  {engine}, {n} process(es): measured {measured}; app-process bound "
               f"~{bound:.0f} raters (CPU {cpu * 1000:.0f} ms/submit, half of "
               f"{min(n, cores)} core(s))")
 
@@ -227,18 +251,23 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
-    with tempfile.TemporaryDirectory() as d, sync_playwright() as pw:
+    with (tempfile.TemporaryDirectory() as d, parts.Databases(Path(d), args.engine) as dbs,
+          sync_playwright() as pw):
         tmp = Path(d)
         t0 = time.perf_counter()
-        db_path, ids, tokens = prepare(tmp, args)
-        print(f"study of {2 * args.prompts} images ready in {time.perf_counter() - t0:.0f} s")
+        manifest = make_folder_study(tmp / "cap", prompts=args.prompts, models=("a", "b"),
+                                     k=1000)
+        ready = {e: prepare(dbs.target(e), manifest, args) for e in args.engine}
+        print(f"study of {2 * args.prompts} images ready in {time.perf_counter() - t0:.0f} s "
+              f"({', '.join(dbs.describe(e) for e in args.engine)})")
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         if args.baseline:
             print("before: " + baseline(browser, tmp, args.baseline), flush=True)
         print(HEADER, flush=True)
         rows = []
         for n in args.processes:
-            rows += run_processes(browser, n, db_path, ids, tokens, tmp, args)
+            for engine in args.engine:  # interleaved: the machine's noise hits both alike
+                rows += run_processes(browser, n, engine, *ready[engine], tmp, args)
         if args.baseline:
             print("after: " + baseline(browser, tmp, args.baseline), flush=True)
         browser.close()

@@ -1,4 +1,4 @@
-"""Parts of bench_crowd_capacity: app processes, the nginx proxy, browser probes, CPU.
+"""Parts of bench_crowd_capacity: the databases, the nginx proxy, browser probes, CPU.
 
 Kept apart from the script so each piece stays small and the nginx configuration that
 docs/scale.md shows is the one the bench runs.
@@ -14,6 +14,8 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+
+ENGINES = ("sqlite", "postgresql")
 
 NGINX_CONF = """\
 # Concord behind nginx: several Streamlit processes on one host, one SQLite file.
@@ -55,6 +57,51 @@ http {{
 """
 
 
+class Databases:
+    """The bench's database per engine: a SQLite file in ``tmp``, or a database on a
+    throw-away PostgreSQL server (tests/support/pg_server.py, Unix socket, fsync on) that
+    is stopped, with this host's files for it (media cache, address file), on exit."""
+
+    NAME = f"concord_capacity_{os.getpid()}"
+
+    def __init__(self, tmp: Path, engines: list[str]) -> None:
+        self.tmp, self.engines, self.server, self.url = tmp, engines, None, None
+
+    def __enter__(self) -> Databases:
+        if "postgresql" in self.engines:
+            from tests.support.pg_server import PgServer
+
+            self.server = PgServer().start()
+            self.url = self.server.create_database(self.NAME)
+        return self
+
+    def target(self, engine: str) -> Path | str:
+        """What CONCORD_DB / open_db take for ``engine``."""
+        return self.url if engine == "postgresql" else self.tmp / "cap.db"
+
+    def describe(self, engine: str) -> str:
+        if engine == "sqlite":
+            return "SQLite file on the temporary folder's disk"
+        done = subprocess.run([str(self.server.bindir / "postgres"), "--version"],
+                              capture_output=True, text=True, check=False)
+        return f"{done.stdout.strip()} on a Unix socket, same host, fsync on"
+
+    def __exit__(self, *exc: object) -> None:
+        if self.server is None:
+            return
+        from concord.config import local_stem
+        from concord.store import pg
+
+        pg.close_pool(self.url)
+        self.server.stop()
+        stem = local_stem(self.url)  # the app processes' files beside the database
+        for path in stem.parent.glob(stem.name + ".*"):
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+
+
 def free_port() -> int:
     """A TCP port nobody listens on (on loopback)."""
     with socket.socket() as s:
@@ -83,8 +130,10 @@ def nginx_conf(tmp: Path, port: int, backends: list[int]) -> str:
     return NGINX_CONF.format(tmp=tmp, port=port, servers=servers)
 
 
-def start_nginx(tmp: Path, backends: list[int]) -> tuple[str, subprocess.Popen]:
-    """Run nginx in the foreground in front of ``backends``; returns its URL."""
+def start_nginx(tmp: Path, backends: list[int],
+                port: int | None = None) -> tuple[str, subprocess.Popen]:
+    """Run nginx in the foreground in front of ``backends`` (on ``port``, default a free
+    one; give it when the app processes must know the proxy's address first)."""
     exe = shutil.which("nginx") or "/usr/sbin/nginx"
     if not Path(exe).exists():
         raise RuntimeError("nginx not found: apt-get install nginx (Debian)")
@@ -92,7 +141,7 @@ def start_nginx(tmp: Path, backends: list[int]) -> tuple[str, subprocess.Popen]:
     for sub in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
         (tmp / sub).mkdir(exist_ok=True)
         os.chmod(tmp / sub, 0o777)  # nginx workers drop to an unprivileged user under root
-    port = free_port()
+    port = port or free_port()
     conf = tmp / "nginx.conf"
     conf.write_text(nginx_conf(tmp, port, backends), encoding="utf-8")
     proc = subprocess.Popen([exe, "-c", str(conf), "-p", str(tmp), "-g", "daemon off;"],

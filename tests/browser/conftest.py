@@ -42,19 +42,21 @@ def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None
     raise RuntimeError("streamlit did not become healthy in time")
 
 
-def start_server(db_path: Path, tmp: Path,
-                 env_extra: dict | None = None) -> tuple[str, subprocess.Popen]:
-    """Start `streamlit run app.py` on a free port against ``db_path``."""
+def start_server(db_path: Path | str, tmp: Path, env_extra: dict | None = None,
+                 root: Path = ROOT) -> tuple[str, subprocess.Popen]:
+    """Start `streamlit run app.py` on a free port against ``db_path`` (a SQLite file or a
+    PostgreSQL URL), from the Concord folder ``root`` (its working directory; a copy of
+    the code plays another host)."""
     port = _free_port()
     env = {**os.environ, "CONCORD_DB": str(db_path),
            "CONCORD_ADMIN_SECRET": "letmein-test-secret-7Qx9",
            "CONCORD_BASE_URL": f"http://127.0.0.1:{port}", **(env_extra or {})}
     log = (tmp / f"streamlit-{port}.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port",
+        [sys.executable, "-m", "streamlit", "run", str(root / "app.py"), "--server.port",
          str(port), "--server.headless", "true", "--server.fileWatcherType", "none",
          "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, proc)

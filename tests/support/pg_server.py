@@ -176,8 +176,17 @@ class PgServer:
     def restart(self) -> None:
         """Stop the server abruptly (``-m immediate``: no checkpoint, as after a crash) and
         start it again on the same data folder; committed work comes back by WAL replay."""
+        self.crash()
+        self.resume()
+
+    def crash(self) -> None:
+        """Stop the server abruptly (``-m immediate``), keeping its data folder: every
+        connection drops and new ones are refused until :meth:`resume`."""
         self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
         self._running = False
+
+    def resume(self) -> None:
+        """Start the server again after :meth:`crash` (WAL replay of what was committed)."""
         self._start_server()
 
     def stop(self) -> None:
