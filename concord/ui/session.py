@@ -80,11 +80,22 @@ def run_db() -> Iterator[Database]:
     """This script run's database, given back when the run ends (also on st.rerun or
     st.stop): on PostgreSQL a connection of the process's pool (at most 10) serves one run
     at a time, not one idle browser session each."""
-    db = open_run_db()
+    try:
+        db = open_run_db()
+    except DatabaseBusy as exc:  # no connection now (a server restarting, a full pool)
+        _say_busy(exc)
+        return
     try:
         yield db
+    except DatabaseBusy as exc:  # a read outside a rater screen's own guard
+        _say_busy(exc)
     finally:
         release_run_db()
+
+
+def _say_busy(exc: DatabaseBusy) -> None:
+    """One retryable line for the visitor instead of a traceback."""
+    st.warning(f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
 
 
 def release_run_db() -> None:
@@ -97,12 +108,15 @@ def release_run_db() -> None:
 
 
 def releasing(body: Callable[[], None]) -> Callable[[], None]:
-    """For a fragment: when it reruns on its own (not inside a full run, whose connection
-    :func:`run_db` gives back), give back the connection it used at its end."""
+    """For a fragment, what :func:`run_db` does for a full run: a database that cannot be
+    reached now is one retryable line, and when the fragment reruns on its own (not
+    inside a full run) the connection it used is given back at its end."""
     @functools.wraps(body)
     def run() -> None:
         try:
             body()
+        except DatabaseBusy as exc:
+            _say_busy(exc)
         finally:
             ctx = get_script_run_ctx()
             if ctx is not None and ctx.fragment_ids_this_run:
