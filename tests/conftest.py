@@ -117,12 +117,14 @@ def db(db_target):
 
 
 @pytest.fixture
-def seeded(tmp_path: Path):
-    """``(db, db_path)``: a database file with study ``dash`` (3 raters' SC/PR ratings and
-    vqascore/gned values, tests.foundation_helpers.seed_study)."""
+def seeded(database_at, tmp_path: Path):
+    """``(db, target)``: a database with study ``dash`` (3 raters' SC/PR ratings and
+    vqascore/gned values, tests.foundation_helpers.seed_study); ``target`` is its SQLite
+    path or PostgreSQL URL (``--db str(target)`` works for both). Runs on both engines in
+    ``both_engines`` modules."""
     from tests.foundation_helpers import seed_study
 
-    db_path = tmp_path / "stats.db"
+    db_path = database_at("stats")
     database = open_db(db_path)
     seed_study(database, tmp_path)
     yield database, db_path
