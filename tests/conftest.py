@@ -84,6 +84,14 @@ def database_at(engine: str, request: pytest.FixtureRequest, tmp_path: Path):
     URL) dropped after the test."""
     made: list[str] = []
     server = request.getfixturevalue("pg_server") if engine == "postgresql" else None
+    if server is not None:
+        # What lives beside a PostgreSQL database (restore's safety copy, the address
+        # file, the media cache) goes under the local stem, data/ of the repository:
+        # in tmp_path instead, never left behind by a test.
+        import concord.config
+
+        request.getfixturevalue("monkeypatch").setattr(concord.config, "DEFAULT_DB",
+                                                       tmp_path / "data" / "concord.db")
 
     def at(name: str = "concord") -> str | Path:
         if server is None:
