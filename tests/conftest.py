@@ -90,6 +90,7 @@ def database_at(engine: str, request: pytest.FixtureRequest, tmp_path: Path):
         # in tmp_path instead, never left behind by a test.
         import concord.config
 
+        (tmp_path / "data").mkdir(exist_ok=True)
         request.getfixturevalue("monkeypatch").setattr(concord.config, "DEFAULT_DB",
                                                        tmp_path / "data" / "concord.db")
 
