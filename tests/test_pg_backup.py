@@ -23,7 +23,7 @@ from concord.store import backup as backup_store
 from concord.store import open_db
 from concord.store.db import transaction
 from tests.foundation_helpers import DATA_TABLES, invited, make_folder_study, snapshot
-from tests.support.live_raters import PROGRESS_WAIT_S, Raters
+from tests.support.live_raters import PROGRESS_WAIT_S, Raters, submissions_in
 
 pytestmark = pytest.mark.postgres
 
@@ -48,14 +48,6 @@ def live(pg_server, database_at, tmp_path) -> tuple[str, dict[str, int]]:
 @pytest.fixture
 def engine() -> str:
     return "postgresql"
-
-
-def _file_submissions(path: Path) -> set[str]:
-    conn = sqlite3.connect(path)
-    try:
-        return {r[0] for r in conn.execute("SELECT DISTINCT submission FROM ratings")}
-    finally:
-        conn.close()
 
 
 def _half_submissions(conn) -> list:
@@ -95,7 +87,7 @@ def test_a_backup_taken_while_raters_submit_is_one_snapshot_and_restores(live, d
         _stopped(raters)
     assert raters.errors == [] and raters.messages == []
     for target, before, found in taken:
-        in_file = _file_submissions(target)
+        in_file = submissions_in(target)
         assert set(before) <= in_file  # acknowledged before the backup: in it
         conn = sqlite3.connect(target)
         try:
@@ -112,7 +104,7 @@ def test_a_backup_taken_while_raters_submit_is_one_snapshot_and_restores(live, d
     restored = open_db(copy)
     try:
         assert {r[0] for r in restored.execute("SELECT submission FROM ratings")} == \
-            _file_submissions(target)
+            submissions_in(target)
         from_file = open_db(target)
         try:
             mine, theirs = snapshot(restored), snapshot(from_file)
@@ -151,7 +143,7 @@ def test_no_acknowledged_rating_is_lost_by_restores_while_raters_submit(live, tm
         kept = {r[0] for r in db.execute("SELECT DISTINCT submission FROM ratings")}
     finally:
         db.close()
-    kept = kept.union(*map(_file_submissions, safety))
+    kept = kept.union(*map(submissions_in, safety))
     lost = [s for s in raters.acked if s not in kept]
     assert lost == [], f"{len(lost)} of {len(raters.acked)} acknowledged ratings lost"
     assert all("never given to you" in m or "try again" in m for m in raters.messages), \

@@ -7,7 +7,6 @@ processes, as a researcher would run them."""
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -15,18 +14,10 @@ from pathlib import Path
 from concord.services import studies
 from concord.store import open_db
 from tests.foundation_helpers import ROOT, invited, make_folder_study
-from tests.support.live_raters import PROGRESS_WAIT_S, Raters
+from tests.support.live_raters import PROGRESS_WAIT_S, Raters, submissions_in
 
 RATERS = ("ann", "ben", "cat")
 RESTORES = 3
-
-
-def _submissions(path: Path) -> set[str]:
-    conn = sqlite3.connect(path)
-    try:
-        return {r[0] for r in conn.execute("SELECT DISTINCT submission FROM ratings")}
-    finally:
-        conn.close()
 
 
 def _restore(db_path: Path, backup: Path) -> subprocess.CompletedProcess:
@@ -63,7 +54,7 @@ def test_no_acknowledged_rating_is_lost_by_restores_while_raters_submit(tmp_path
         assert "Traceback" not in res.stderr
     safety = sorted(tmp_path.glob("live.db.before-restore-*"))
     assert len(safety) == RESTORES
-    kept = _submissions(path).union(*map(_submissions, safety))
+    kept = submissions_in(path).union(*map(submissions_in, safety))
     lost = [s for s in raters.acked if s not in kept]
     assert lost == [], f"{len(lost)} of {len(raters.acked)} acknowledged ratings lost"
     # Submits for items the restore took back are refused in one line (the item was

@@ -4,6 +4,7 @@ each rater was told is kept (tests/test_restore_live.py, tests/test_pg_backup.py
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -56,3 +57,13 @@ class Raters:
         deadline = time.monotonic() + PROGRESS_WAIT_S
         while len(self.acked) < count and time.monotonic() < deadline and not self.errors:
             time.sleep(0.01)
+
+
+def submissions_in(path: Path) -> set[str]:
+    """The submissions of every rating in the SQLite file ``path`` (a backup, a safety
+    copy, a database)."""
+    conn = sqlite3.connect(path)
+    try:
+        return {r[0] for r in conn.execute("SELECT DISTINCT submission FROM ratings")}
+    finally:
+        conn.close()
