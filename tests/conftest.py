@@ -84,6 +84,15 @@ def database_at(engine: str, request: pytest.FixtureRequest, tmp_path: Path):
     URL) dropped after the test."""
     made: list[str] = []
     server = request.getfixturevalue("pg_server") if engine == "postgresql" else None
+    if server is not None:
+        # What lives beside a PostgreSQL database (restore's safety copy, the address
+        # file, the media cache) goes under the local stem, data/ of the repository:
+        # in tmp_path instead, never left behind by a test.
+        import concord.config
+
+        (tmp_path / "data").mkdir(exist_ok=True)
+        request.getfixturevalue("monkeypatch").setattr(concord.config, "DEFAULT_DB",
+                                                       tmp_path / "data" / "concord.db")
 
     def at(name: str = "concord") -> str | Path:
         if server is None:
@@ -117,12 +126,14 @@ def db(db_target):
 
 
 @pytest.fixture
-def seeded(tmp_path: Path):
-    """``(db, db_path)``: a database file with study ``dash`` (3 raters' SC/PR ratings and
-    vqascore/gned values, tests.foundation_helpers.seed_study)."""
+def seeded(database_at, tmp_path: Path):
+    """``(db, target)``: a database with study ``dash`` (3 raters' SC/PR ratings and
+    vqascore/gned values, tests.foundation_helpers.seed_study); ``target`` is its SQLite
+    path or PostgreSQL URL (``--db str(target)`` works for both). Runs on both engines in
+    ``both_engines`` modules."""
     from tests.foundation_helpers import seed_study
 
-    db_path = tmp_path / "stats.db"
+    db_path = database_at("stats")
     database = open_db(db_path)
     seed_study(database, tmp_path)
     yield database, db_path

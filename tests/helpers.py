@@ -141,3 +141,17 @@ class WriteLockHolder:
     def __exit__(self, *_: object) -> None:
         self._conn.rollback()
         self._conn.close()
+
+
+def edit_settings(db, study: str, edit) -> None:
+    """Change a study's stored settings by hand (as an edited manifest would): ``edit`` gets
+    the parsed settings and changes them in place. Python, not SQLite's json_set, so that it
+    works on both engines."""
+    import json
+
+    [text] = db.execute("SELECT settings FROM studies WHERE name = ?", [study]).fetchone()
+    settings = json.loads(text)
+    edit(settings)
+    with db.conn:
+        db.execute("UPDATE studies SET settings = ? WHERE name = ?",
+                   [json.dumps(settings), study])

@@ -33,6 +33,9 @@ criteria:
 """
 
 
+pytestmark = pytest.mark.both_engines
+
+
 def test_a_rubric_file_with_continuous_criteria():
     rubric = from_text(SLIDER, "slider")
     quality, realism = rubric.criteria
@@ -81,13 +84,13 @@ def _csv(tmp_path, rows, name="r.csv"):
     return path
 
 
-def test_importing_many_distinct_slider_values(tmp_path):
+def test_importing_many_distinct_slider_values(database_at, tmp_path):
     rng = np.random.default_rng(0)
     values = np.round(rng.uniform(0, 100, 12_000), 1)  # far more than 10,000 distinct pairs
     path = tmp_path / "r.csv"
     path.write_text("prompt_id,model,rater,criterion,value\n" + "".join(
         f"p{i},m{i % 3},r{i % 7},quality,{v}\n" for i, v in enumerate(values)))
-    db = open_db(tmp_path / "x.db")
+    db = open_db(database_at("x"))
     done = import_ratings(db, "s", "csv", path, criteria=["quality=0..100:0.1"])
     assert done.added == len(values)
     stored = db.execute("SELECT COUNT(DISTINCT value) FROM ratings").fetchone()[0]
@@ -97,9 +100,9 @@ def test_importing_many_distinct_slider_values(tmp_path):
     db.close()
 
 
-def test_values_off_the_slider_are_refused_with_row_and_field(tmp_path, capsys):
+def test_values_off_the_slider_are_refused_with_row_and_field(database_at, tmp_path, capsys):
     path = _csv(tmp_path, [10, 20.5, 20.55, 101, -3])
-    db_path = tmp_path / "x.db"
+    db_path = database_at("x")
     db = open_db(db_path)
     before = snapshot(db)
     assert main(["--db", str(db_path), "import-ratings", "--study", "s", "--format", "csv",
@@ -111,7 +114,7 @@ def test_values_off_the_slider_are_refused_with_row_and_field(tmp_path, capsys):
     db.close()
 
 
-def test_a_rubric_file_with_aliases_and_a_leveled_criterion(tmp_path):
+def test_a_rubric_file_with_aliases_and_a_leveled_criterion(database_at, tmp_path):
     rubric = tmp_path / "mixed.yaml"
     rubric.write_text(SLIDER.replace("id: slider", "id: mixed").replace(
         "    continuous: {min: 0, max: 1}\n",
@@ -120,7 +123,7 @@ def test_a_rubric_file_with_aliases_and_a_leveled_criterion(tmp_path):
     path = tmp_path / "r.csv"
     path.write_text("prompt_id,model,rater,criterion,value\np1,a,r1,q,55.5\np1,a,r1,realism,1\n"
                     "p2,a,r1,q,0\np2,a,r1,realism,0\n")
-    db = open_db(tmp_path / "x.db")
+    db = open_db(database_at("x"))
     import_ratings(db, "s", "csv", path, rubric=[str(rubric)])
     got = sorted(db.execute("SELECT criterion, value FROM ratings").fetchall())
     assert got == [("quality", 0.0), ("quality", 55.5), ("realism", 0.0), ("realism", 1.0)]
@@ -131,10 +134,11 @@ def test_a_rubric_file_with_aliases_and_a_leveled_criterion(tmp_path):
     db.close()
 
 
-def test_a_file_of_floats_without_a_scale_is_told_how_to_declare_a_slider(tmp_path, capsys):
+def test_a_file_of_floats_without_a_scale_is_told_how_to_declare_a_slider(database_at,
+                                                                           tmp_path, capsys):
     rng = np.random.default_rng(1)
     path = _csv(tmp_path, np.round(rng.uniform(0, 1, 400), 4))
-    assert main(["--db", str(tmp_path / "x.db"), "import-ratings", "--study", "s",
+    assert main(["--db", str(database_at("x")), "import-ratings", "--study", "s",
                  "--format", "csv", str(path)]) == 1
     err = capsys.readouterr().err
     assert "--criteria quality=0" in err and ":any" in err, err
@@ -164,7 +168,7 @@ def test_interval_alpha_of_a_slider_equals_krippendorff(seed):
     assert interval_alpha(shifted) == pytest.approx(want, abs=1e-7)
 
 
-def test_the_report_of_a_slider_study(tmp_path, capsys):
+def test_the_report_of_a_slider_study(database_at, tmp_path, capsys):
     """Thousands of distinct values: interval α from per-item sums (checked against the
     definition by brute force over pairs: the krippendorff package itself needs items ×
     values² memory here, 193 GiB), the categorical statistics left out, the interval
@@ -178,7 +182,7 @@ def test_the_report_of_a_slider_study(tmp_path, capsys):
             lines.append(f"p{i // 2},m{i % 2},r{r},quality,{value}")
     path = tmp_path / "s.csv"
     path.write_text("\n".join(lines) + "\n")
-    db_path = tmp_path / "x.db"
+    db_path = database_at("x")
     assert main(["--db", str(db_path), "import-ratings", "--study", "s", "--format", "csv",
                  "--criteria", "quality=0..100:any", str(path)]) == 0
     capsys.readouterr()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from concord.cli import main
 from concord.services import studies
 from concord.services.labelling import rating
@@ -13,9 +15,12 @@ from concord.store import open_db
 from concord.store import raters as rater_store
 from tests.helpers import make_folder_study
 
+pytestmark = pytest.mark.both_engines
 
-def test_raters_list_and_studies_say_rated_images_and_rating_values(tmp_path, capsys):
-    path = tmp_path / "c.db"
+
+def test_raters_list_and_studies_say_rated_images_and_rating_values(database_at, tmp_path,
+                                                                     capsys):
+    path = database_at("c")
     db = open_db(path)
     studies.import_manifest(db, make_folder_study(tmp_path / "one", prompts=2))
     studies.import_manifest(db, make_folder_study(tmp_path / "two", prompts=2))
@@ -39,11 +44,12 @@ def test_raters_list_and_studies_say_rated_images_and_rating_values(tmp_path, ca
     assert "rated_images" in out and "rating_values" in out and " ratings " not in out
 
 
-def test_stats_names_rating_values_rated_images_and_raters_who_rated(tmp_path, capsys):
+def test_stats_names_rating_values_rated_images_and_raters_who_rated(database_at, tmp_path,
+                                                                      capsys):
     """Three raters, two of whom rate (the third only ranks): stats says so."""
     from concord.services.labelling import ranking
 
-    path = tmp_path / "c.db"
+    path = database_at("c")
     db = open_db(path)
     studies.import_manifest(db, make_folder_study(tmp_path / "s", prompts=2, protocol="both",
                                                   models=("a", "b", "c"), k=3))

@@ -21,6 +21,8 @@ from scipy import stats
 
 from concord.cli import main
 
+pytestmark = pytest.mark.both_engines
+
 RATERS, PROMPTS, MODELS = 60, 30, ("alpha", "beta", "gamma")
 
 
@@ -56,9 +58,10 @@ def _pairwise_spearman(frame: pd.DataFrame) -> float:
     return float(np.mean(rhos))
 
 
-def test_a_crowd_study_imported_from_csv_gets_the_reference_numbers(tmp_path, capsys):
+def test_a_crowd_study_imported_from_csv_gets_the_reference_numbers(database_at, tmp_path,
+                                                                    capsys):
     frame = _crowd_csv(tmp_path / "crowd.csv")
-    db = str(tmp_path / "crowd.db")
+    db = str(database_at("crowd"))
     assert main(["--db", db, "import-ratings", "--study", "crowd", "--format", "csv",
                  "--criteria", "clarity=1..5 fidelity=1..5", str(tmp_path / "crowd.csv")]) == 0
     capsys.readouterr()

@@ -24,14 +24,17 @@ CLI = {"csv": ["--format", "csv"], "jsonl": ["--format", "jsonl"],
        "label-studio": ["--format", "label-studio"]}
 
 
+pytestmark = pytest.mark.both_engines
+
+
 @pytest.fixture
-def seeded(tmp_path):
-    path = tmp_path / "c.db"
+def seeded(database_at, tmp_path):
+    path = database_at("c")
     db = open_db(path)
     seed_study(db, tmp_path, "dash", prompts=3, scores=False)
     top = adjudication.queue(db, "dash", "score")[0]
     adjudication.set_value(db, "dash", "score", top["item_id"], "SC", "1", actor="lead")
-    db.conn.close()
+    db.close()
     return path
 
 
@@ -86,7 +89,7 @@ def test_check_names_a_study_that_is_gone(seeded):
         downloads.check(seeded, "dash")
 
 
-def test_a_likert_study_with_other_criteria_downloads_like_the_cli(tmp_path):
+def test_a_likert_study_with_other_criteria_downloads_like_the_cli(database_at, tmp_path):
     """Data shaped unlike our fixtures: a ratings-only study, a 1-7 scale on criteria
     named 'aesthetics' and 'faithfulness', two or three raters per image, gaps."""
     from concord.services.imports.ratings import import_ratings
@@ -100,12 +103,12 @@ def test_a_likert_study_with_other_criteria_downloads_like_the_cli(tmp_path):
                 for crit in ("aesthetics", "faithfulness"):
                     rows.append(f"p{p},{model},{rater},{crit},{1 + (p * 3 + r) % 7}")
     (tmp_path / "likert.csv").write_text("\n".join(rows) + "\n")
-    path = tmp_path / "l.db"
+    path = database_at("l")
     db = open_db(path)
     import_ratings(db, "likert", "csv", tmp_path / "likert.csv",
                    criteria=["aesthetics=1..7", "faithfulness=1..7"])
-    db.conn.close()
-    keys = [d.key for d in downloads.available(open_db(path), "likert")]
+    keys = [d.key for d in downloads.available(db, "likert")]
+    db.close()
     for key in (k for k in keys if k in CLI):
         out = tmp_path / f"cli.{key}"
         assert main(["--db", str(path), "export", "--study", "likert", *CLI[key],

@@ -16,8 +16,11 @@ from concord.cli import main
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "examples" / "likert"
 
 
-def test_the_documented_likert_example_runs_and_matches_scipy(tmp_path, capsys):
-    db = str(tmp_path / "likert.db")
+pytestmark = pytest.mark.both_engines
+
+
+def test_the_documented_likert_example_runs_and_matches_scipy(database_at, capsys):
+    db = str(database_at("likert"))
     assert main(["--db", db, "import-ratings", "--study", "likert-demo", "--format", "csv",
                  str(EXAMPLE / "ratings.csv")]) == 0
     assert "rubric likert-5 (inferred" in capsys.readouterr().out

@@ -16,10 +16,12 @@ from concord.services.exports import hf_dataset, labels
 from concord.services.labelling import ranking, rating
 from concord.services.labelling.common import new_submission
 from tests.foundation_helpers import invited, make_folder_study
+from tests.helpers import target_of
 from tests.metadata_images import NAME, png_with_everything
 from tests.pair_helpers import seed_pair_study
 
 datasets = pytest.importorskip("datasets", reason="pip install datasets (requirements-dev)")
+pytestmark = pytest.mark.both_engines
 
 
 @pytest.fixture
@@ -144,7 +146,7 @@ def test_missing_datasets_package_says_how_to_install(study, tmp_path, monkeypat
 
 
 def test_cli_writes_the_dataset(study, tmp_path, capsys):
-    db_file = study.conn.execute("PRAGMA database_list").fetchone()[2]
+    db_file = target_of(study)
     out = tmp_path / "cli"
     assert main(["--db", db_file, "export", "--study", "hf", "--format", "hf", "-o", str(out),
                  "--with-images"]) == 0

@@ -16,6 +16,9 @@ from concord.services.exports import tables as export_tables
 from concord.services.labelling import ranking, rating
 from concord.store.imports import batches
 from tests.foundation_helpers import invited, make_folder_study, study_id
+from tests.helpers import target_of
+
+pytestmark = pytest.mark.both_engines
 
 
 @pytest.fixture
@@ -67,14 +70,10 @@ def test_ratings_of_a_pending_import_batch_are_left_out(edited):
     batches.discard(edited, batch.id)
 
 
-def _db_file(db) -> str:
-    return db.conn.execute("PRAGMA database_list").fetchone()[2]
-
-
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
 def test_cli_writes_the_history_by_suffix(edited, tmp_path, suffix):
     out = tmp_path / f"history{suffix}"
-    assert main(["--db", _db_file(edited), "export", "--study", "h", "--format", "history",
+    assert main(["--db", target_of(edited), "export", "--study", "h", "--format", "history",
                  "-o", str(out)]) == 0
     if suffix == ".csv":
         back = pd.read_csv(out)
@@ -87,7 +86,7 @@ def test_cli_writes_the_history_by_suffix(edited, tmp_path, suffix):
 
 
 def test_cli_refuses_an_unknown_suffix_and_exports_adjudications(edited, tmp_path, capsys):
-    db_file = _db_file(edited)
+    db_file = target_of(edited)
     assert main(["--db", db_file, "export", "--study", "h", "--format", "history",
                  "-o", str(tmp_path / "h.txt")]) == 1
     assert "end it in .csv, .jsonl or .parquet" in capsys.readouterr().err

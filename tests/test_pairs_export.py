@@ -6,6 +6,7 @@ import io
 import json
 
 import pandas as pd
+import pytest
 
 from concord import export
 from concord.cli import main
@@ -17,13 +18,15 @@ from concord.store import studies as study_store
 from concord.store.db import open_db
 from tests.pair_helpers import seed_pair_study
 
+pytestmark = pytest.mark.both_engines
+
 
 def _current(db):
     return frames.pairs_frame(db, study_store.get_study(db, "duel").id)
 
 
-def test_every_current_judgment_is_one_pair_row(tmp_path):
-    db = open_db(tmp_path / "x.db")
+def test_every_current_judgment_is_one_pair_row(database_at, tmp_path):
+    db = open_db(database_at("x"))
     seed_pair_study(db, tmp_path, prompts=2, scores=False, gold="p0,alpha,pair,beta\n",
                     extra="pairs:\n  pairs_per_prompt: 2\n")
     current = _current(db)
@@ -47,8 +50,8 @@ def test_every_current_judgment_is_one_pair_row(tmp_path):
     db.close()
 
 
-def test_excluded_raters_are_left_out_unless_asked(tmp_path, capsysbinary):
-    db_path = tmp_path / "x.db"
+def test_excluded_raters_are_left_out_unless_asked(database_at, tmp_path, capsysbinary):
+    db_path = database_at("x")
     db = open_db(db_path)
     seed_pair_study(db, tmp_path, prompts=1, scores=False)
     exclusions.exclude_rater(db, "duel", "ben", "test")
@@ -62,12 +65,13 @@ def test_excluded_raters_are_left_out_unless_asked(tmp_path, capsysbinary):
     db.close()
 
 
-def test_an_export_with_pair_rows_imports_its_ratings_and_its_judgments(tmp_path):
-    db = open_db(tmp_path / "x.db")
+def test_an_export_with_pair_rows_imports_its_ratings_and_its_judgments(database_at,
+                                                                         tmp_path):
+    db = open_db(database_at("x"))
     seed_pair_study(db, tmp_path, prompts=1, scores=False)
     path = tmp_path / "labels.csv"
     path.write_bytes(labels.export_bytes(db, "duel", "csv"))
-    back = open_db(tmp_path / "back.db")
+    back = open_db(database_at("back"))
     done = import_ratings(back, "back", "csv", path)  # pair rows are judgments
     assert done.rows == 0 and done.labels.written["pair"].added == len(_current(db)) == 18
     with path.open("a") as f:  # one rating among the pair rows: both are imported

@@ -20,6 +20,7 @@ from concord.store import frames
 from concord.store import raters as rater_store
 from concord.store import studies as study_store
 from concord.store.db import open_db
+from tests.helpers import edit_settings
 from tests.pair_helpers import STRENGTH, seed_pair_study
 
 N_BOOT = 150
@@ -33,9 +34,12 @@ def stats_json(capsys, db_path, study: str) -> dict:
     return json.loads(out)  # strict JSON: NaN would not parse back as null
 
 
+pytestmark = pytest.mark.both_engines
+
+
 @pytest.fixture
-def duel(tmp_path):
-    db_path = tmp_path / "pairs.db"
+def duel(database_at, tmp_path):
+    db_path = database_at("pairs")
     db = open_db(db_path)
     seed_pair_study(db, tmp_path, extra="pairs:\n  pairs_per_prompt: 3\n", gold=GOLD)
     yield db, db_path
@@ -134,8 +138,8 @@ def test_excluded_raters_are_left_out(duel, capsys):
     assert [r["score"] for r in got] == pytest.approx(expect["score"].tolist(), abs=1e-9)
 
 
-def test_rankings_and_pairs_of_one_study_are_on_one_scale(tmp_path, capsys):
-    db_path = tmp_path / "both.db"
+def test_rankings_and_pairs_of_one_study_are_on_one_scale(database_at, tmp_path, capsys):
+    db_path = database_at("both")
     db = open_db(db_path)
     seed_pair_study(db, tmp_path, "mix", protocol="rank", scores=False,
                     extra="pairs:\n  pairs_per_prompt: 2\n")
@@ -169,8 +173,8 @@ def _model(db, image_id: int) -> str:
                       " WHERE i.id = ?", [image_id]).fetchone()[0]
 
 
-def test_what_cannot_be_computed_is_reported_not_raised(tmp_path, capsys):
-    db_path = tmp_path / "one.db"
+def test_what_cannot_be_computed_is_reported_not_raised(database_at, tmp_path, capsys):
+    db_path = database_at("one")
     db = open_db(db_path)
     seed_pair_study(db, tmp_path, "sweep", scores=False, raters=("ann",), prompts=2)
     db.execute("UPDATE pair_judgments SET outcome = CASE WHEN left_image IN (SELECT i.id FROM"
@@ -208,7 +212,7 @@ def test_pair_score_conventions_from_the_cli_and_the_study(duel, capsys):
     assert {r["model"]: r["elo_online"] for r in doc["pairs"]["elo_online"]} == \
         pytest.approx(online.set_index("model")["elo"].to_dict())
     # the study's own settings are the defaults; a bad one is one line
-    db.execute("UPDATE studies SET settings = json_set(settings, '$.pair_scores.bt_prior', 2)")
+    edit_settings(db, "duel", lambda s: s.setdefault("pair_scores", {}).update(bt_prior=2))
     assert main(["--db", str(db_path), "stats", "--study", "duel", "--json", "--n-boot",
                  "20", "--n-perm", "20"]) == 0
     assert json.loads(capsys.readouterr().out)["meta"]["pairs"]["bt_prior"] == 2

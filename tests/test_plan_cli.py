@@ -14,6 +14,8 @@ from concord.services.report.planning import pilot_components
 from concord.stats.power import components_from_pilot, plan_table
 from tests.foundation_helpers import MODELS
 
+pytestmark = pytest.mark.both_engines
+
 TYPED = ["--sd-prompt", "0.3", "--sd-prompt-model", "0.4", "--sd-rater", "0.6",
          "--models", "4", "--difference", "0.12"]
 
@@ -65,8 +67,8 @@ def test_plan_from_a_pilot_study(seeded, capsys):
     ([*TYPED, "--n-sims", "100000", "--prompts", "100000"], "limit"),
     (["--study", "nope"], "no study named 'nope'"),
 ])
-def test_bad_plans_are_one_line(tmp_path, capsys, args, message):
-    code, _, err = _plan(capsys, "--db", str(tmp_path / "x.db"), "plan", *args)
+def test_bad_plans_are_one_line(database_at, capsys, args, message):
+    code, _, err = _plan(capsys, "--db", str(database_at("x")), "plan", *args)
     assert code == 1 and message in err and err.count("\n") == 1 and "Traceback" not in err
 
 

@@ -23,16 +23,20 @@ from tests.crowd_helpers import QUESTIONNAIRE
 from tests.foundation_helpers import seed_study
 from tests.helpers import make_folder_study, study_report
 
+pytestmark = pytest.mark.both_engines
+
 
 @pytest.fixture
-def env(tmp_path):
-    db = open_db(tmp_path / "q.db")
+def env(database_at, tmp_path):
+    target = database_at("q")
+    db = open_db(target)
     manifest = make_folder_study(tmp_path / "qs", prompts=2, models=("m1", "m2"))
     manifest.write_text(manifest.read_text() + QUESTIONNAIRE, encoding="utf-8")
     studies.import_manifest(db, manifest)
     (invite,) = studies.invite(db, "qs", ["ann"], "http://x")
     ann = rater_store.rater_for_token(db, invite.url.split("token=")[1]).id
-    return {"db": db, "ann": ann, "path": tmp_path / "q.db", "tmp": tmp_path}
+    yield {"db": db, "ann": ann, "path": target, "tmp": tmp_path}
+    db.close()
 
 
 BEFORE = {"age": 34, "colour_vision": "No", "device": ["Desktop monitor", "Phone"]}
@@ -129,8 +133,9 @@ def test_a_revoked_rater_answers_nothing(env):
     ("devices: {desktop_only: maybe}", "devices.desktop_only", "true or false"),
     ("devices: {tablet: true}", "devices.tablet", "unknown key"),
 ])
-def test_a_bad_block_is_refused_naming_the_file_and_key(tmp_path, block, field, says):
-    db = open_db(tmp_path / "bad.db")
+def test_a_bad_block_is_refused_naming_the_file_and_key(database_at, tmp_path, block, field,
+                                                         says):
+    db = open_db(database_at("bad"))
     manifest = make_folder_study(tmp_path / "bad", prompts=1)
     manifest.write_text(manifest.read_text() + block + "\n", encoding="utf-8")
     with pytest.raises(InputError) as caught:
@@ -146,17 +151,17 @@ def test_too_many_questions_are_refused():
     assert found is None and problems[0][0] == "questionnaire.before"
 
 
-def test_answers_never_reach_the_statistics_or_the_label_exports(tmp_path):
-    db = open_db(tmp_path / "s.db")
+def test_answers_never_reach_the_statistics_or_the_label_exports(database_at, tmp_path):
+    db = open_db(database_at("s"))
     manifest = seed_study(db, tmp_path)
     manifest.write_text(manifest.read_text() + QUESTIONNAIRE, encoding="utf-8")
     studies.import_manifest(db, manifest)
     rater = db.execute("SELECT id FROM raters ORDER BY id LIMIT 1").fetchone()[0]
     before_report = study_report(db, "dash", n_boot=50, n_perm=50)
     before_labels = labels.export_bytes(db, "dash", "csv")
-    db.execute("INSERT INTO study_raters (study_id, rater_id) SELECT id, ? FROM studies"
-               " WHERE name = 'dash' AND NOT EXISTS (SELECT 1 FROM study_raters WHERE"
-               " rater_id = ?)", [rater, rater])
+    db.execute("INSERT INTO study_raters (study_id, rater_id, added_at) SELECT id, ?, 'x'"
+               " FROM studies WHERE name = 'dash' AND NOT EXISTS (SELECT 1 FROM study_raters"
+               " WHERE rater_id = ?)", [rater, rater])
     service.submit(db, "dash", rater, "before", BEFORE, submission="q1")
     service.submit(db, "dash", rater, "after", {"ai_help": "Yes", "confidence": 1},
                    submission="q2")
@@ -183,15 +188,15 @@ def test_export_writes_the_answers_on_their_own(env, capsys):
     assert len(pd.read_parquet(env["tmp"] / "answers.parquet")) == 3
 
 
-def test_the_hugging_face_export_has_a_questionnaire_configuration(tmp_path):
+def test_the_hugging_face_export_has_a_questionnaire_configuration(database_at, tmp_path):
     pytest.importorskip("datasets")
-    db = open_db(tmp_path / "s.db")
+    db = open_db(database_at("s"))
     manifest = seed_study(db, tmp_path)
     manifest.write_text(manifest.read_text() + QUESTIONNAIRE, encoding="utf-8")
     studies.import_manifest(db, manifest)
     rater = db.execute("SELECT id FROM raters ORDER BY id LIMIT 1").fetchone()[0]
-    db.execute("INSERT OR IGNORE INTO study_raters (study_id, rater_id) SELECT id, ? FROM"
-               " studies WHERE name = 'dash'", [rater])
+    db.execute("INSERT INTO study_raters (study_id, rater_id, added_at) SELECT id, ?, 'x'"
+               " FROM studies WHERE name = 'dash' ON CONFLICT DO NOTHING", [rater])
     service.submit(db, "dash", rater, "before", BEFORE, submission="q1")
     from concord.services.exports import hf_dataset
 

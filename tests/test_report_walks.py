@@ -12,6 +12,8 @@ import pytest
 from concord.cli import main
 from concord.store import studies as study_store
 
+pytestmark = pytest.mark.both_engines
+
 WALKED = ("get_study", "dimensions", "metric_judges")
 
 

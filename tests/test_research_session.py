@@ -13,15 +13,19 @@ from concord.services import research_session, secret
 from concord.store import open_db
 from concord.store.backup import backup, restore
 
+pytestmark = pytest.mark.both_engines
+
 STRONG = "correct-horse-battery-staple-42"
 
 
 @pytest.fixture
-def setup(tmp_path, monkeypatch):
+def setup(database_at, monkeypatch):
     monkeypatch.delenv("CONCORD_ADMIN_SECRET", raising=False)
-    settings = Settings(db_path=tmp_path / "c.db")
+    settings = Settings.from_env(database_at("c"))
     secret.reset(settings)
-    return settings, open_db(settings.db_path), secret.current(settings)
+    database = open_db(settings.database)
+    yield settings, database, secret.current(settings)
+    database.close()
 
 
 def test_a_session_is_valid_until_it_expires_and_only_its_hash_is_kept(setup):
@@ -47,7 +51,7 @@ def test_a_new_secret_ends_every_session(setup, capsys):
     secret.reset(settings)  # the version changed: refused even before the rows go
     assert not research_session.valid(db, token, secret.current(settings))
     token = research_session.start(db, secret.current(settings), 1.0)
-    assert main(["--db", str(settings.db_path), "reset-secret"]) == 0
+    assert main(["--db", str(settings.database), "reset-secret"]) == 0
     assert "signed out 2 researcher session(s)" in capsys.readouterr().out
     assert db.execute("SELECT COUNT(*) FROM research_sessions").fetchone()[0] == 0
 
@@ -69,9 +73,10 @@ def test_a_restore_brings_back_no_session(setup, tmp_path):
     backup(db, copy)
     research_session.end(db, token)  # signed out after the backup was taken
     db.close()
-    restore(settings.db_path, copy, confirm=True)
-    again = open_db(settings.db_path)
+    restore(settings.database, copy, confirm=True)
+    again = open_db(settings.database)
     assert not research_session.valid(again, token, found)
+    again.close()
 
 
 @pytest.mark.parametrize("hours", ["0", "-1", "nan", "inf", "1e400", "twelve", "3000"])

@@ -15,17 +15,21 @@ from concord.errors import AuthError
 from concord.services import auth, secret
 from concord.store import open_db
 
+pytestmark = pytest.mark.both_engines
+
 STRONG = "correct-horse-battery-staple-42"
 
 
 @pytest.fixture
-def settings(tmp_path, monkeypatch) -> Settings:
+def settings(database_at, monkeypatch) -> Settings:
+    """A database's settings as the CLI makes them (the secret file beside a SQLite file,
+    or beside a PostgreSQL database's local stem in tmp_path)."""
     monkeypatch.delenv("CONCORD_ADMIN_SECRET", raising=False)
-    return Settings(db_path=tmp_path / "c.db")
+    return Settings.from_env(database_at("c"))
 
 
 def _cli(capsys, settings: Settings, *argv: str) -> tuple[int, str, str]:
-    code = main(["--db", str(settings.db_path), *argv])
+    code = main(["--db", str(settings.database), *argv])
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -127,7 +131,7 @@ def test_a_doctored_hash_file_is_no_match_and_no_hang(record):
 
 @pytest.fixture
 def db(settings):
-    database = open_db(settings.db_path)
+    database = open_db(settings.database)
     yield database
     database.close()
 
@@ -145,7 +149,7 @@ def test_five_wrong_guesses_from_one_client_pause_it_and_only_it(db, settings):
                                         r"again in 15 minutes"):
         _try(db, STRONG, "10.0.0.1")  # even the right secret: it is not checked
     assert _try(db, STRONG, "10.0.0.2").is_researcher
-    other = open_db(settings.db_path)  # another app process sees the same failures
+    other = open_db(settings.database)  # another app process sees the same failures
     with pytest.raises(AuthError, match="too many failed sign-ins"):
         _try(other, STRONG, "10.0.0.1", now=1_000_000.0 + auth.WINDOW_S - 61)
     assert _try(other, STRONG, "10.0.0.1", now=1_000_000.0 + auth.WINDOW_S + 1).is_researcher
@@ -182,11 +186,11 @@ def test_guesses_made_at_once_are_all_counted(settings):
             checked.append(given)
             return False
 
-    open_db(settings.db_path).close()
+    open_db(settings.database).close()
     errors: list[str] = []
 
     def guess() -> None:
-        db = open_db(settings.db_path)
+        db = open_db(settings.database)
         try:
             for _ in range(4):
                 try:

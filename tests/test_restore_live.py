@@ -7,73 +7,17 @@ processes, as a researcher would run them."""
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
-from concord.errors import ConcordError
 from concord.services import studies
-from concord.services.labelling import rating
-from concord.services.labelling.common import new_submission
 from concord.store import open_db
 from tests.foundation_helpers import ROOT, invited, make_folder_study
+from tests.support.live_raters import PROGRESS_WAIT_S, Raters, submissions_in
 
 RATERS = ("ann", "ben", "cat")
 RESTORES = 3
-# Generous bounds on waiting for the raters: on a loaded machine they only make the test
-# slower, never fail it while the raters still progress.
-PROGRESS_WAIT_S = 120
-
-
-class Raters:
-    """Rater threads that submit until stopped; what each was told is kept."""
-
-    def __init__(self, path: Path, ids: dict[str, int]) -> None:
-        self.stop = threading.Event()
-        self.acked: list[str] = []  # submission ids the service said it stored
-        self.messages: list[str] = []  # ConcordError messages shown to raters
-        self.errors: list[str] = []  # anything else: a traceback on a rater's screen
-        self.threads = [threading.Thread(target=self._rate, args=(path, rid), daemon=True)
-                        for rid in ids.values()]
-
-    def _rate(self, path: Path, rater_id: int) -> None:
-        db = open_db(path)
-        try:
-            while not self.stop.is_set():
-                self._once(db, rater_id)
-        finally:
-            db.close()
-
-    def _once(self, db, rater_id: int) -> None:
-        try:
-            item = rating.next_item(db, "s", rater_id)
-            if item is None:
-                time.sleep(0.01)
-                return
-            sub = new_submission()
-            if rating.submit(db, "s", rater_id, item.image_id, {"SC": 1, "PR": 0.5},
-                             submission=sub).stored:
-                self.acked.append(sub)
-        except ConcordError as exc:  # the page shows it in one line: fine
-            self.messages.append(str(exc))
-        except Exception as exc:  # what the test is looking for: a traceback
-            self.errors.append(repr(exc))
-
-    def wait_for(self, count: int) -> None:
-        deadline = time.monotonic() + PROGRESS_WAIT_S
-        while len(self.acked) < count and time.monotonic() < deadline and not self.errors:
-            time.sleep(0.01)
-
-
-def _submissions(path: Path) -> set[str]:
-    conn = sqlite3.connect(path)
-    try:
-        return {r[0] for r in conn.execute("SELECT DISTINCT submission FROM ratings")}
-    finally:
-        conn.close()
 
 
 def _restore(db_path: Path, backup: Path) -> subprocess.CompletedProcess:
@@ -110,7 +54,7 @@ def test_no_acknowledged_rating_is_lost_by_restores_while_raters_submit(tmp_path
         assert "Traceback" not in res.stderr
     safety = sorted(tmp_path.glob("live.db.before-restore-*"))
     assert len(safety) == RESTORES
-    kept = _submissions(path).union(*map(_submissions, safety))
+    kept = submissions_in(path).union(*map(submissions_in, safety))
     lost = [s for s in raters.acked if s not in kept]
     assert lost == [], f"{len(lost)} of {len(raters.acked)} acknowledged ratings lost"
     # Submits for items the restore took back are refused in one line (the item was

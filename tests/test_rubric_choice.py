@@ -23,6 +23,9 @@ def _study(rubric=None, **settings) -> Study:
     return Study(id=1, name="s", protocol="score", rubric=rubric, root=None, settings=settings)
 
 
+pytestmark = pytest.mark.both_engines
+
+
 def test_inline_scales_round_trip_through_settings():
     scale = parse_criteria(["likert=1..5", " q = 1, 0, 0.5 "])
     assert scale == (("likert", (1.0, 2.0, 3.0, 4.0, 5.0)), ("q", (0.0, 0.5, 1.0)))

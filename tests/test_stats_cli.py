@@ -25,7 +25,9 @@ from concord.store import ratings as rating_store
 from concord.store import studies as study_store
 from concord.store.db import open_db
 from tests.foundation_helpers import RATERS, seed_study
-from tests.helpers import ROOT, make_folder_study
+from tests.helpers import ROOT, edit_settings, make_folder_study
+
+pytestmark = pytest.mark.both_engines
 
 
 def run_cli(db_path, *args) -> int:
@@ -117,8 +119,8 @@ def test_tables_and_metric_filter(seeded, capsys):
     assert "[" in out.split("== Leaderboard")[1].splitlines()[2]  # a CI cell
 
 
-def test_ratings_only_and_scores_only_studies(tmp_path, capsys):
-    db_path = tmp_path / "split.db"
+def test_ratings_only_and_scores_only_studies(database_at, tmp_path, capsys):
+    db_path = database_at("split")
     db = open_db(db_path)
     seed_study(db, tmp_path, "ronly", scores=False)
     seed_study(db, tmp_path, "sonly", ratings=False)
@@ -180,7 +182,8 @@ def test_ratings_frame_exact_values_and_chunks(seeded, monkeypatch):
     db, _ = seeded
     study = study_store.get_study(db, "dash")
     image_id = int(frames.ratings_frame(db, study.id)["image_id"].iloc[-1])
-    rater_id = db.execute("INSERT INTO raters (name, created_at) VALUES ('odd', 'x')").lastrowid
+    rater_id = db.execute("INSERT INTO raters (name, created_at) VALUES ('odd', 'x')"
+                          " RETURNING id").fetchone()[0]
     # SQLite prints REALs with 15 digits; the frame must still hold the stored doubles.
     rating_store.insert_rating(db, study.id, image_id, rater_id, {"SC": 0.1 + 0.2},
                                submission="odd-1", action="rate", seconds=1 / 3)
@@ -369,12 +372,12 @@ def test_gold_rows_count_only_for_rater_quality(seeded, capsys):
         assert gold[r.rater]["unit"] == "image"
 
 
-def test_ranking_gold_is_left_out_of_ranking_statistics(tmp_path, capsys):
+def test_ranking_gold_is_left_out_of_ranking_statistics(database_at, tmp_path, capsys):
     from concord.services.labelling import ranking
     from concord.store import items
     from concord.store import raters as rater_store
 
-    db_path = tmp_path / "rank.db"
+    db_path = database_at("rank")
     db = open_db(db_path)
     manifest = make_folder_study(tmp_path / "rk", prompts=4, models=("a", "b", "c"),
                                  protocol="rank", k=2)
@@ -404,18 +407,14 @@ def test_ranking_gold_is_left_out_of_ranking_statistics(tmp_path, capsys):
 
 def test_quality_settings_of_the_study_set_the_flags(seeded, capsys):
     db, db_path = seeded
-    db.execute("UPDATE studies SET settings = json_set(settings, '$.quality',"
-               " json('{\"min_seconds_rating\": 5, \"max_fast_share\": 0.1}'))"
-               " WHERE name = 'dash'")
-    db.conn.commit()
+    edit_settings(db, "dash", lambda s: s.update(quality={"min_seconds_rating": 5,
+                                                          "max_fast_share": 0.1}))
     doc = json_doc(capsys, db_path, "--study", "dash")
     assert doc["meta"]["quality"]["min_seconds_rating"] == 5
     fast = {r["rater"] for r in doc["raters"]["flags"] if r["flag"] == "too_fast"}
     assert fast == {"ann", "ben", "cat"}  # seconds are uniform in [2, 9]: ~40% under 5 s
     assert doc["raters"]["too_fast"] and all(r["seconds"] < 5 for r in doc["raters"]["too_fast"])
-    db.execute("UPDATE studies SET settings = json_set(settings, '$.quality',"
-               " json('{\"max_fast_share\": 2}')) WHERE name = 'dash'")
-    db.conn.commit()
+    edit_settings(db, "dash", lambda s: s.update(quality={"max_fast_share": 2}))
     assert run_cli(db_path, "--study", "dash", "--json") == 1
     assert "study 'dash': quality settings: max_fast_share must be a share in [0, 1]" in (
         capsys.readouterr().err)

@@ -46,8 +46,10 @@ def _migrate(args: argparse.Namespace, settings: Settings) -> int:
                 few = ", ".join(f"{t} ({n:,} rows)" for t, n in list(busy.items())[:4])
                 raise ConcordError(f"migrate-db: {shown_target} is not empty: {few}; copy "
                                    "into a new, empty database (nothing was changed)")
-            copy.copy_all(source, target)
-            checks = copy.checks(source, target)
+            try:
+                checks = copy.copy_all(source, target)
+            except ConcordError as exc:
+                raise ConcordError(f"migrate-db: {exc}; nothing was written") from exc
         finally:
             target.close()
     finally:

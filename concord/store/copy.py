@@ -82,15 +82,19 @@ def occupied(db: Database) -> dict[str, int]:
 
 
 def copy_all(source: Database, target: Database, *,
-             progress: Callable[[str, int], None] | None = None) -> None:
+             progress: Callable[[str, int], None] | None = None) -> list[TableCheck]:
     """Copy every row of ``source`` into the empty ``target``, in one transaction of the
-    target (a failure leaves it as empty as it was). The source is read in one snapshot."""
+    target (a failure leaves it as empty as it was), and return each table's
+    :func:`checks`. The source is read in one snapshot for the copy and the checks alike:
+    raters writing meanwhile neither tear the copy nor make it differ from the source."""
     from concord.store.db import transaction
 
-    with _snapshot(source), transaction(target):
-        for table in BOOKKEEPING:
-            target.execute(f'DELETE FROM "{table}"')
-        copy_rows(source, target, progress=progress)
+    with _snapshot(source):
+        with transaction(target):
+            for table in BOOKKEEPING:
+                target.execute(f'DELETE FROM "{table}"')
+            copy_rows(source, target, progress=progress)
+        return checks(source, target)
 
 
 def copy_rows(source: Database, target: Database, *,
@@ -120,8 +124,11 @@ def _copy_table(source: Database, target: Database, table: str,
         try:
             target.conn.executemany(insert, chunk)
         except sqlite3.Error as exc:
-            raise ConcordError(f"migrate-db: table {table}: a row of the source cannot be "
-                               f"written to the target ({exc}); nothing was written") from exc
+            # Said by the caller's command (migrate-db, restore), which knows what the
+            # source is and what was left unchanged; PostgreSQL's CONTEXT lines left out.
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise ConcordError(f"table {table}: a row of the source cannot be written to "
+                               f"the target ({first})") from exc
         n += len(chunk)
     return n
 

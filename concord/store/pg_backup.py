@@ -32,8 +32,7 @@ def backup_to_file(db: Database, target: Path) -> None:
         os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, DB_FILE_MODE))
         out = open_db(tmp)
         try:
-            copy.copy_all(db, out)
-            _verify(db, out, str(target))
+            _verify(copy.copy_all(db, out), str(target))
             out.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
         finally:
             out.close()
@@ -51,7 +50,11 @@ def restore_from(live: Database, source: Database, safety: Path) -> int:
         seen = report_cache.changes(live.conn)
         _safety_copy(live, safety)
         copy.delete_rows(live)
-        copy.copy_rows(source, live)
+        try:
+            copy.copy_rows(source, live)
+        except ConcordError as exc:  # the transaction rolls back: nothing was changed
+            raise ConcordError(f"restore: the backup's {exc}; the database was left as it "
+                               f"was (its copy {safety} can be deleted)") from exc
         report_cache.raise_changes(live, max(seen, report_cache.changes(source.conn)))
         # A session signed out since the backup was taken must not come back.
         live.execute("DELETE FROM research_sessions")
@@ -66,8 +69,7 @@ def _safety_copy(live: Database, safety: Path) -> None:
                            f"({exc.strerror or exc}); nothing was changed") from exc
     out = open_db(safety)
     try:
-        copy.copy_all(live, out)
-        _verify(live, out, str(safety))
+        _verify(copy.copy_all(live, out), str(safety))
     except BaseException:
         out.close()
         for leftover in (safety, Path(f"{safety}-wal"), Path(f"{safety}-shm")):
@@ -76,8 +78,8 @@ def _safety_copy(live: Database, safety: Path) -> None:
     out.close()
 
 
-def _verify(source: Database, target: Database, label: str) -> None:
-    bad = [c.table for c in copy.checks(source, target) if not c.same]
+def _verify(checks: list[copy.TableCheck], label: str) -> None:
+    bad = [c.table for c in checks if not c.same]
     if bad:
         raise ConcordError(f"{label}: the copy differs from the database in {', '.join(bad)}"
                            "; nothing was replaced")

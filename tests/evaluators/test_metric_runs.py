@@ -13,14 +13,17 @@ from concord.services.metrics import runs as metric_runs
 from concord.services.metrics.runs import RunRequest
 from concord.store.db import open_db
 
+pytestmark = pytest.mark.both_engines
+
 
 @pytest.fixture
-def env(tmp_path, study_maker):
-    db_path = tmp_path / "data" / "concord.db"
-    db = open_db(db_path)
+def env(database_at, tmp_path, study_maker):
+    # Settings as the app makes them; a PostgreSQL URL is not in the child's environment.
+    settings = Settings.from_env(database_at("concord"))
+    db = open_db(settings.database)
     study_maker(db, tmp_path / "images")
     study_maker(db, tmp_path / "bare", name="bare", questions=False)
-    yield db, Settings(db_path=db_path)
+    yield db, settings
     db.close()
 
 
@@ -50,11 +53,10 @@ def test_a_started_run_is_watched_to_the_end(env, tiny_dirs):
     assert db.execute("SELECT COUNT(*) FROM metric_scores").fetchone()[0] == 6
 
 
-def test_cancel_ends_a_run_as_cancelled(tmp_path, study_maker, tiny_dirs):
-    db_path = tmp_path / "big.db"
-    db = open_db(db_path)
+def test_cancel_ends_a_run_as_cancelled(database_at, tmp_path, study_maker, tiny_dirs):
+    settings = Settings.from_env(database_at("big"))
+    db = open_db(settings.database)
     study_maker(db, tmp_path / "big", n_prompts=60, n_models=4)
-    settings = Settings(db_path=db_path)
     run_id = metric_runs.start(db, settings, RunRequest(
         "tiny", "soft-tifa", judge=str(tiny_dirs["qwen2_5_vl"]), device="cpu"))
     deadline = time.monotonic() + 240

@@ -17,10 +17,13 @@ from concord.store.db import open_db
 REPO = Path(__file__).resolve().parents[2]
 
 
+pytestmark = pytest.mark.both_engines
+
+
 @pytest.fixture
-def study(tmp_path, study_maker):
+def study(database_at, tmp_path, study_maker):
     """A database with study 'tiny': 3 prompts × 2 models, image 3 corrupt."""
-    db_path = tmp_path / "concord.db"
+    db_path = database_at("concord")
     db = open_db(db_path)
     study_maker(db, tmp_path / "images", corrupt=3)
     db.close()

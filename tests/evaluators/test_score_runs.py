@@ -20,10 +20,13 @@ from concord.store.db import open_db
 REPO = Path(__file__).resolve().parents[2]
 
 
+pytestmark = pytest.mark.both_engines
+
+
 @pytest.fixture
-def study(tmp_path, study_maker):
+def study(database_at, tmp_path, study_maker):
     """A database with study 'tiny' (3 prompts × 2 models, questions) and one without."""
-    db_path = tmp_path / "concord.db"
+    db_path = database_at("concord")
     db = open_db(db_path)
     study_maker(db, tmp_path / "images")
     study_maker(db, tmp_path / "bare", name="bare", questions=False)
@@ -150,9 +153,8 @@ def test_failed_model_load_is_recorded_as_failed(study, tmp_path, capsys):
     assert run["status"] == "failed" and "cannot load model" in run["error"]
 
 
-def _long_run(tmp_path, study_maker, tiny_dirs):
+def _long_run(db_path, tmp_path, study_maker, tiny_dirs):
     """(database, process): a `score` process on 240 images, one image per step."""
-    db_path = tmp_path / "big.db"
     db = open_db(db_path)
     study_maker(db, tmp_path / "big", n_prompts=60, n_models=4)
     db.close()
@@ -165,8 +167,8 @@ def _long_run(tmp_path, study_maker, tiny_dirs):
     return db_path, proc
 
 
-def test_sigterm_ends_the_run_as_cancelled(tmp_path, study_maker, tiny_dirs):
-    db_path, proc = _long_run(tmp_path, study_maker, tiny_dirs)
+def test_sigterm_ends_the_run_as_cancelled(database_at, tmp_path, study_maker, tiny_dirs):
+    db_path, proc = _long_run(database_at("big"), tmp_path, study_maker, tiny_dirs)
     try:
         _wait(lambda: _query(db_path, "SELECT n_scored FROM runs WHERE n_scored > 0"), proc)
         proc.send_signal(signal.SIGTERM)
@@ -224,8 +226,8 @@ def test_runs_list_shows_each_run_with_its_status(study, tiny_dirs, capsys):
     assert "no study named 'nope'" in capsys.readouterr().err
 
 
-def test_runs_cancel_stops_a_live_run(tmp_path, study_maker, tiny_dirs, capsys):
-    db_path, proc = _long_run(tmp_path, study_maker, tiny_dirs)
+def test_runs_cancel_stops_a_live_run(database_at, tmp_path, study_maker, tiny_dirs, capsys):
+    db_path, proc = _long_run(database_at("big"), tmp_path, study_maker, tiny_dirs)
     try:
         _wait(lambda: _query(db_path, "SELECT id FROM runs WHERE n_scored > 0"), proc)
         [run] = _query(db_path, "SELECT id FROM runs")

@@ -88,7 +88,7 @@ def log_dir(settings: Settings) -> Path:
 def command(settings: Settings, req: RunRequest, run_id: str, log: Path) -> list[str]:
     """The ``python -m concord score`` command line of a request."""
     # A PostgreSQL URL is not put on the command line (``ps`` shows it, password and all):
-    # the child reads CONCORD_DB from the environment it inherits, as the app did.
+    # the child reads it from CONCORD_DB, which :func:`start` sets.
     where = [] if settings.db_url else ["--db", str(settings.db_path.resolve())]
     argv = [sys.executable, "-m", "concord", *where, "score", "--study", req.study,
             "--metric", req.metric, "--device", req.device, "--batch-size",
@@ -108,6 +108,8 @@ def start(db: Database, settings: Settings, req: RunRequest) -> str:
     log = log_dir(settings) / f"{run_id}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if settings.db_url:  # the child scores this database, whichever way it was chosen
+        env["CONCORD_DB"] = settings.db_url
     with log.open("w", encoding="utf-8") as out:
         proc = subprocess.Popen(command(settings, req, run_id, log), cwd=ROOT, env=env,
                                 stdin=subprocess.DEVNULL, stdout=out,
