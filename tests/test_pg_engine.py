@@ -377,11 +377,15 @@ def test_a_dropped_connection_is_the_retryable_busy_error_and_saves_nothing(url)
     db = open_db(url)
     pid = db.execute("SELECT pg_backend_pid()").fetchone()[0]
     try:
-        with pytest.raises(DatabaseUnavailable, match="try again"), transaction(db):
-            db.execute("INSERT INTO raters (name, created_at) VALUES ('lost', 'now')")
-            with psycopg.connect(url, autocommit=True) as admin:
-                admin.execute("SELECT pg_terminate_backend(%s)", [pid])
-            db.execute("INSERT INTO raters (name, created_at) VALUES ('lost2', 'now')")
+        def write_while_dropped() -> None:
+            with transaction(db):
+                db.execute("INSERT INTO raters (name, created_at) VALUES ('lost', 'now')")
+                with psycopg.connect(url, autocommit=True) as admin:
+                    admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+                db.execute("INSERT INTO raters (name, created_at) VALUES ('lost2', 'now')")
+
+        with pytest.raises(DatabaseUnavailable, match="try again"):
+            write_while_dropped()
     finally:
         db.close()  # a broken connection is dropped, not given back to the pool
     again = open_db(url)  # the pool hands out a live one
@@ -389,3 +393,33 @@ def test_a_dropped_connection_is_the_retryable_busy_error_and_saves_nothing(url)
         assert again.execute("SELECT COUNT(*) FROM raters").fetchone()[0] == 0
     finally:
         again.close()
+
+
+def test_after_an_outage_a_backed_off_pool_is_replaced_once_the_server_answers(
+        tmp_path, monkeypatch):
+    """psycopg_pool retries lost connections with a growing back-off; once the server is
+    back, the next page run must not wait for the pool's next attempt."""
+    import time
+
+    from tests.support.pg_server import PgServer, unavailable_reason
+
+    if unavailable_reason():
+        pytest.skip(unavailable_reason())
+    with PgServer(port=5495) as server:
+        url = server.create_database("outage")
+        open_db(url).close()
+        home = pg.pool(url)
+        server.crash()
+        home.check()  # the pool finds its connection dead and starts reconnecting
+        while home.get_stats().get("connections_errors", 0) < 4:  # back-off now >= 8 s
+            time.sleep(0.2)
+        server.resume()
+        monkeypatch.setattr(pg, "FIRST_WAIT_S", 0.5)
+        monkeypatch.setattr(pg, "POOL_TIMEOUT_S", 3.0)  # shorter than the back-off
+        db = open_db(url)
+        try:
+            assert db.execute("SELECT COUNT(*) FROM studies").fetchone() == (0,)
+            assert pg.pool(url) is not home and home.closed
+        finally:
+            db.close()
+            pg.close_pool(url)

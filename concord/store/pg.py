@@ -42,6 +42,7 @@ POOL_MAX = 10
 POOL_TIMEOUT_S = 30.0
 _POOLS: dict[str, ConnectionPool] = {}
 _POOLS_LOCK = threading.Lock()
+_ANSWERED: set[str] = set()  # URLs whose server this process has reached
 
 
 def libpq_url(url: str) -> str:
@@ -129,13 +130,61 @@ def pool(url: str) -> ConnectionPool:
         found = _POOLS.get(url)
         if found is None or found.closed:
             kwargs = {"autocommit": True, "connect_timeout": connect_timeout()}
-            psycopg.connect(libpq_url(url), **kwargs).close()  # type: ignore[arg-type]
+            _probe(url, kwargs)
             found = ConnectionPool(
                 libpq_url(url), min_size=1, max_size=POOL_MAX, open=True, kwargs=kwargs,
                 configure=_configure, check=ConnectionPool.check_connection,
                 timeout=POOL_TIMEOUT_S, name="concord")
             _POOLS[url] = found
         return found
+
+
+# A first wait for a pooled connection; past it, a pool that has been failing to reconnect
+# (its server was down) is replaced by a fresh one once the server answers again.
+FIRST_WAIT_S = 3.0
+
+
+def checkout(url: str) -> tuple[ConnectionPool, psycopg.Connection]:
+    """A connection of this process's pool for ``url`` (and that pool).
+
+    After an outage psycopg_pool retries its lost connections with a growing back-off (1,
+    2, 4 … s), so a pool can stay empty for a while after the server is back. When the
+    first wait runs out and the pool has failed to connect meanwhile, a direct connection
+    tells whether the server is back: then a fresh pool takes over (connections of the old
+    one are closed when given back). A pool that is merely busy is waited for
+    (:data:`POOL_TIMEOUT_S` in all); it is never multiplied.
+    """
+    from psycopg_pool import PoolTimeout
+
+    home = pool(url)
+    try:
+        return home, home.getconn(timeout=FIRST_WAIT_S)
+    except PoolTimeout:
+        if not home.pop_stats().get("connections_errors"):
+            return home, home.getconn(timeout=POOL_TIMEOUT_S - FIRST_WAIT_S)
+    with _POOLS_LOCK:
+        if _POOLS.get(url) is home:
+            del _POOLS[url]
+    home.close(timeout=0)
+    fresh = pool(url)  # connects once directly first (still down: DatabaseUnavailable)
+    return fresh, fresh.getconn(timeout=POOL_TIMEOUT_S - FIRST_WAIT_S)
+
+
+def _probe(url: str, kwargs: dict[str, Any]) -> None:
+    """One direct connection: the server's own error when it cannot be made. For a server
+    this process reached before, that is an outage (a restart, a failover): the retryable
+    DatabaseUnavailable rather than a configuration error."""
+    try:
+        psycopg.connect(libpq_url(url), **kwargs).close()
+    except psycopg.OperationalError as exc:
+        if url not in _ANSWERED:
+            raise
+        from concord.store.db import DatabaseUnavailable
+
+        raise DatabaseUnavailable(
+            "the database cannot be reached (its server may be restarting); nothing was "
+            "saved, please try again in a minute") from exc
+    _ANSWERED.add(url)
 
 
 def close_pool(url: str) -> None:
@@ -266,8 +315,8 @@ class PgDatabase(Database):
 
     def __init__(self, url: str) -> None:
         self.url = url
-        home = pool(url)
-        self.pg = PgConnection(home.getconn(), url, home)
+        home, raw = checkout(url)
+        self.pg = PgConnection(raw, url, home)
         self.conn = self.pg  # type: ignore[assignment]
         self._savepoints = 0
 
