@@ -252,6 +252,10 @@ _SAME = [
     "SELECT json_group_array(x) FROM (SELECT 1 AS x) t WHERE x > 1",
     "SELECT json_object('uid', substr('ab/cd', instr('ab/cd', '/') + 1)), instr('ab', 'z')",
     "SELECT printf('import-%d-v%012d', 7, 42), printf('%5d|%05d|%d%%', -3, -3, 4)",
+    # the two-integer form the imports use, and formats it hands to the general printf
+    "SELECT printf('import-%d-%012d', 7, 42), printf('import-%d-k%012d', 12, 3),"
+    " printf('x%dy%d', 1, 2), printf('%05d-%d', 3, 4), printf('a%d-%012d', -1, 5),"
+    " printf('a%d-%012d', 1, -5), printf('%d%%-%012d', 1, 2)",
     "SELECT julianday('2026-11-28T18:09:42.123456+00:00'), julianday('2026-11-28 18:09:42'),"
     " julianday('2026-11-28T20:09:42+02:00'), julianday('2026-11-28'), julianday('soon')",
     "SELECT max(1, 2), min(1, 2), max(1, NULL), ifnull(NULL, 'x')",

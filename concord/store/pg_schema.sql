@@ -159,6 +159,18 @@ BEGIN
 END
 $$;
 
+-- printf(format, a, b) with two integers, the form the imports use for submission ids
+-- ('import-%d-%012d' and its v/k variants), for every row they write: a SQL expression the
+-- planner inlines into the query (the general function above costs ~60 µs a row, a
+-- million-row import minutes); any other format goes to the general one.
+CREATE FUNCTION printf(fmt text, a bigint, b bigint)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE
+        WHEN fmt ~ '^[^%]*%d[^%]*%012d[^%]*$' AND a >= 0 AND b >= 0 AND b < 1000000000000
+        THEN replace(replace(fmt, '%012d', lpad(b::text, 12, '0')), '%d', a::text)
+        ELSE printf(fmt, VARIADIC ARRAY[a, b]) END
+$$;
+
 -- randomblob(n): n random bytes. PostgreSQL 15 has no random-bytes function without
 -- pgcrypto; gen_random_uuid() draws from the same strong source, and bytes 1-6 and 10-16
 -- of a version-4 UUID are wholly random (bytes 7 and 9 carry the version and variant).
