@@ -26,8 +26,9 @@ from typing import Any
 
 import psycopg
 from psycopg import RawCursor
-from psycopg.adapt import Loader
+from psycopg.adapt import Dumper, Loader, PyFormat
 from psycopg.rows import dict_row
+from psycopg.types.numeric import IntDumper
 from psycopg_pool import ConnectionPool
 from sqlite_utils import Database
 
@@ -107,6 +108,17 @@ class _NumericLoader(Loader):
 
 def _configure(conn: psycopg.Connection) -> None:
     conn.adapters.register_loader("numeric", _NumericLoader)
+    conn.adapters.register_dumper(int, _IntDumper)
+
+
+class _IntDumper(IntDumper):
+    """Python ints as integer or bigint, never smallint: psycopg sends a small one as
+    smallint, and ``:lo + :rows`` of two smallints overflows past 32,767 (a million-row
+    import failed so). Not bigint always: substr(), lpad() and their kin take integer."""
+
+    def upgrade(self, obj: int, format: PyFormat) -> Dumper:
+        found = super().upgrade(obj, format)
+        return self._int4_dumper if found is self._int2_dumper else found
 
 
 def connect_timeout() -> int:
