@@ -423,3 +423,16 @@ def test_after_an_outage_a_backed_off_pool_is_replaced_once_the_server_answers(
         finally:
             db.close()
             pg.close_pool(url)
+
+
+def test_small_integer_parameters_add_up_past_smallint(url):
+    """psycopg sends a small int as smallint: two of them summed overflowed at 32,767 (a
+    million-row import failed); integer functions still take a small one."""
+    db = open_db(url)
+    try:
+        assert db.execute("SELECT :lo + :rows", {"lo": 30_000, "rows": 20_000}).fetchone() == (
+            50_000,)
+        assert db.execute("SELECT substr('abcdef', ?), ? * 2", [3, 2**40]).fetchone() == (
+            "cdef", 2**41)
+    finally:
+        db.close()
