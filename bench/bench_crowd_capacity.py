@@ -33,7 +33,6 @@ sys.path.insert(0, str(ROOT))
 from bench import capacity_parts as parts  # noqa: E402
 from concord.services import studies  # noqa: E402
 from concord.store.db import open_db  # noqa: E402
-from concord.store.pg import POOL_MAX  # noqa: E402
 from concord.store.raters import rater_for_token  # noqa: E402
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_server, stop  # noqa: E402
 from tests.helpers import make_folder_study  # noqa: E402
@@ -173,10 +172,6 @@ def measure(browser, url: str, pids: list[int], db_path: Path | str, ids: list[i
 def run_processes(browser, n: int, engine: str, db_path: Path | str, ids: list[int],
                   tokens: list[str], tmp: Path, args) -> list[dict]:
     """Start ``n`` app processes (behind nginx when more than one) and measure each load."""
-    if engine == "postgresql" and len(args.load) * args.browsers > POOL_MAX:
-        print(f"  warning: {len(args.load) * args.browsers} browser sessions on one app "
-              f"process; past {POOL_MAX} they wait for a pooled connection (docs/scale.md, "
-              "Several hosts)", flush=True)
     servers = [start_server(db_path, tmp) for _ in range(n)]
     proxy = None
     try:
