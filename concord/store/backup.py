@@ -23,7 +23,7 @@ from sqlite_utils import Database
 
 from concord import atomic
 from concord.errors import ConcordError
-from concord.store import engine, guard, report_cache
+from concord.store import catalog, engine, guard, report_cache
 from concord.store.db import DB_FILE_MODE, open_db, transaction
 
 
@@ -43,8 +43,7 @@ class Contents:
 
 def contents(conn: sqlite3.Connection) -> Contents:
     """Row counts of the tables that matter (zeros for a database without them)."""
-    sql = ("SELECT table_name FROM information_schema.tables WHERE table_schema ="
-           " current_schema()" if hasattr(conn, "url") else  # a PostgreSQL connection
+    sql = (catalog.PG_TABLES if hasattr(conn, "url") else  # a PostgreSQL connection
            "SELECT name FROM sqlite_master WHERE type = 'table'")
     tables = {r[0] for r in conn.execute(sql)}
     counts = [conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] if t in tables else 0

@@ -10,7 +10,7 @@ from sqlite_utils import Database
 
 from concord.store import engine
 
-_PG_TABLES = ("SELECT table_name FROM information_schema.tables WHERE table_schema ="
+PG_TABLES = ("SELECT table_name FROM information_schema.tables WHERE table_schema ="
               " current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name")
 _PG_TRIGGERS = ("SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
                 " WHERE c.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal")
@@ -21,7 +21,7 @@ _SQLITE_TABLES = ("SELECT name FROM sqlite_master WHERE type = 'table' AND name 
 
 def table_names(db: Database) -> list[str]:
     """The database's tables, sorted (the engine's own left out)."""
-    return [r[0] for r in db.execute(_PG_TABLES if engine.is_postgres(db) else _SQLITE_TABLES)]
+    return [r[0] for r in db.execute(PG_TABLES if engine.is_postgres(db) else _SQLITE_TABLES)]
 
 
 def trigger_names(db: Database) -> set[str]:

@@ -354,9 +354,9 @@ class PgDatabase(Database):
         self.pg.raw.execute(f"RELEASE SAVEPOINT {name}")
 
     def table_names(self, fts4: bool = False, fts5: bool = False) -> list[str]:
-        return [r[0] for r in self.pg.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema ="
-            " current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name")]
+        from concord.store.catalog import PG_TABLES
+
+        return [r[0] for r in self.pg.execute(PG_TABLES)]
 
     def close(self) -> None:
         self.pg.close()
