@@ -179,3 +179,96 @@ def test_a_row_postgresql_refuses_names_its_table_and_writes_nothing(tmp_path, p
         assert copy.occupied(check) == {}
     finally:
         check.close()
+
+
+def _hostile(tmp_path, kind: str):
+    import os
+
+    path = tmp_path / kind
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "loop":
+        path.symlink_to(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "huge":  # a file 100x a database's size that is not one
+        path.write_bytes(b"\x00" * 20_000_000)
+    return path
+
+
+@pytest.mark.parametrize("kind", ["fifo", "loop", "folder", "huge"])
+def test_a_hostile_source_is_one_line_and_the_target_stays_empty(tmp_path, pg_url, capsys,
+                                                                kind):
+    url = pg_url()
+    source = _hostile(tmp_path, kind)
+    assert main(["migrate-db", "--from", str(source), "--to", url]) == 1  # never hangs
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+    assert str(source) in err
+    db = open_db(url)
+    try:
+        assert copy.occupied(db) == {}
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "loop", "folder"])
+def test_a_hostile_sqlite_target_is_refused_unchanged(full_sqlite, tmp_path, capsys, kind):
+    target = _hostile(tmp_path, kind)
+    assert main(["migrate-db", "--from", str(full_sqlite), "--to", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err
+    assert (target.is_fifo() if kind == "fifo" else True)  # left as it was, not replaced
+
+
+def test_a_study_shaped_unlike_ours_moves_whole_with_a_rater_mid_item(tmp_path, pg_url,
+                                                                       capsys):
+    """A 1-7 scale under other criterion names, model names with dots and non-ASCII, rater
+    names with spaces and CJK, and a rater who opened an item and left: the same report and
+    the open lease on PostgreSQL."""
+    import random
+
+    from concord.services import studies
+    from concord.services.labelling import rating
+    from concord.store.raters import rater_for_token
+
+    rnd, rows = random.Random(3), ["prompt_id,model,rater,criterion,value"]
+    for p in range(12):
+        for model in ("sdxl-turbo", "flux.1-dev", "dall·e 3"):
+            for rater in ("Ana María", "李雷", "rater #3"):
+                rows += [f"q{p},{model},{rater},{c},{rnd.randint(1, 7)}"
+                         for c in ("aesthetics", "faithfulness")]
+    csv = tmp_path / "odd.csv"
+    csv.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    source = tmp_path / "odd.db"
+    assert main(["--db", str(source), "import-ratings", "--study", "odd", "--format", "csv",
+                 "--criteria", "aesthetics=1..7:1", "--criteria", "faithfulness=1..7:1",
+                 str(csv)]) == 0
+    db = open_db(source)
+    from tests.helpers import make_folder_study
+
+    studies.import_manifest(db, make_folder_study(tmp_path / "plain", prompts=2))
+    (invite,) = studies.invite(db, "plain", ["leaver"], "http://x")
+    leaver = rater_for_token(db, invite.url.split("token=")[1]).id
+    assert rating.next_item(db, "plain", leaver) is not None  # opened, never submitted
+    db.close()
+    url = pg_url()
+    assert main(["migrate-db", "--from", str(source), "--to", url]) == 0
+    docs = []
+    for where in (str(source), url):
+        capsys.readouterr()
+        assert main(["--db", where, "stats", "--study", "odd", "--json", "--no-cache",
+                     "--n-boot", "20", "--n-perm", "20"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        doc.get("meta", {}).pop("generated_at", None)
+        doc.get("meta", {}).pop("database", None)
+        docs.append(doc)
+    assert docs[0] == docs[1]
+    moved = open_db(url)
+    try:
+        assert moved.execute("SELECT COUNT(*) FROM assignments WHERE rater_id = ? AND"
+                             " status = 'open'", [leaver]).fetchone() == (1,)
+        names = {r[0] for r in moved.execute("SELECT name FROM raters")}
+        assert {"Ana María", "李雷", "rater #3", "leaver"} <= names
+    finally:
+        moved.close()
