@@ -440,3 +440,62 @@ def test_small_integer_parameters_add_up_past_smallint(url):
             "cdef", 2**41)
     finally:
         db.close()
+
+
+class _Interrupted(KeyboardInterrupt):
+    """What a metric run's SIGTERM handler raises (scoring.RunCancelled is one)."""
+
+
+def _raters(db) -> list[str]:
+    return [r[0] for r in db.execute("SELECT name FROM raters ORDER BY name")]
+
+
+def test_a_command_left_running_by_an_interrupted_call_is_cancelled_not_stuck(url):
+    """A signal raised between sending a query and reading its answer leaves libpq
+    mid-command; the next statement (here the transaction's ROLLBACK) must work."""
+    def interrupted_write() -> None:
+        with transaction(db):
+            db.execute("INSERT INTO raters (name, created_at) VALUES ('half', 'now')")
+            db.pg.raw.pgconn.send_query(b"SELECT pg_sleep(600)")
+            raise _Interrupted
+
+    db = open_db(url)
+    try:
+        with pytest.raises(_Interrupted):
+            interrupted_write()
+        with transaction(db):  # the rolled-back transaction left nothing; the next commits
+            db.execute("INSERT INTO raters (name, created_at) VALUES ('next', 'now')")
+        db.pg.raw.pgconn.send_query(b"SELECT pg_sleep(600)")  # outside a transaction too
+        assert db.execute("SELECT 1").fetchone() == (1,)
+        assert _raters(db) == ["next"]
+    finally:
+        db.close()
+
+
+def test_a_signal_during_a_query_cancels_it_and_the_run_can_record_its_end(url):
+    """The metric run's case: SIGTERM arrives while a write waits on the server."""
+    import signal
+
+    from concord.services.metrics.scoring import RunCancelled
+
+    def interrupt(signum, frame):
+        raise RunCancelled
+
+    def slow_write() -> None:
+        with transaction(db):
+            db.execute("INSERT INTO raters (name, created_at) VALUES ('half', 'now')")
+            db.execute("SELECT pg_sleep(600)")
+
+    db = open_db(url)
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        with pytest.raises(RunCancelled):
+            slow_write()
+        with transaction(db):
+            db.execute("INSERT INTO raters (name, created_at) VALUES ('end', 'now')")
+        assert _raters(db) == ["end"]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        db.close()

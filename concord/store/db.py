@@ -171,7 +171,7 @@ def _pg_begin(db: Database) -> bool:
     round trips count); wait for it when taken. False when another writer held it."""
     from concord.store.pg import sqlite_errors  # loaded already: db is a PgDatabase
 
-    raw = db.pg.raw  # type: ignore[attr-defined]
+    raw = db.pg.settled()  # type: ignore[attr-defined]
     key = int(engine.WRITE_LOCK_KEY)
     with sqlite_errors():
         cur = raw.execute(f"BEGIN; SET LOCAL lock_timeout = {int(BUSY_TIMEOUT_MS)};"

@@ -266,34 +266,59 @@ class PgConnection:
 
     def execute(self, sql: str, params: Sequence[Any] | None = None, *,
                 row_factory: Any = None) -> PgCursor:
-        cur = RawCursor(self.raw, row_factory=row_factory) if row_factory else RawCursor(self.raw)
+        raw = self.settled()
+        cur = RawCursor(raw, row_factory=row_factory) if row_factory else RawCursor(raw)
         text, names = translate(sql)
         with sqlite_errors():
             cur.execute(text, args_of(names, params))
         return PgCursor(cur)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> PgCursor:
-        cur = RawCursor(self.raw)
+        cur = RawCursor(self.settled())
         text, names = translate(sql)
         with sqlite_errors():
             cur.executemany(text, [args_of(names, r) or [] for r in rows])
         return PgCursor(cur)
+
+    def command(self, sql: str) -> None:
+        """A statement without parameters (BEGIN, COMMIT, SAVEPOINT …), errors translated."""
+        raw = self.settled()
+        with sqlite_errors():
+            raw.execute(sql)
+
+    def settled(self) -> psycopg.Connection:
+        """The psycopg connection, with no command of an interrupted call still running.
+
+        A signal handler that raises (a metric run's SIGTERM) can stop a call between
+        sending a query and reading its answer; libpq then refuses every later command
+        ("another command is already in progress"). The query is cancelled on the server
+        and its results read, so an open transaction is left failed (its ROLLBACK works)
+        rather than the connection unusable."""
+        raw = self.raw
+        if raw.closed or raw.pgconn.transaction_status != psycopg.pq.TransactionStatus.ACTIVE:
+            return raw
+        with sqlite_errors(), raw.lock:
+            raw.cancel_safe(timeout=5.0)
+            while raw.pgconn.get_result() is not None:
+                pass
+        return raw
 
     def rollback(self) -> None:
         """Roll back an open transaction; nothing on a connection the server dropped (its
         transaction is gone with it, and the error that broke it is the one to report)."""
         if self.raw.broken or self.raw.closed:
             return
+        self.settled()
         if self.in_transaction:
-            self.raw.execute("ROLLBACK")
+            self.command("ROLLBACK")
 
     def commit(self) -> None:
         if self.in_transaction:
-            self.raw.execute("COMMIT")
+            self.command("COMMIT")
 
     def __enter__(self) -> PgConnection:  # ``with conn:`` as sqlite3: one transaction
         if not self.in_transaction:
-            self.raw.execute("BEGIN")
+            self.command("BEGIN")
         return self
 
     def __exit__(self, kind: object, *_: object) -> None:
@@ -343,15 +368,15 @@ class PgDatabase(Database):
         """A savepoint inside the caller's transaction."""
         self._savepoints += 1
         name = f"concord_sp{self._savepoints}"
-        self.pg.raw.execute(f"SAVEPOINT {name}")
+        self.pg.command(f"SAVEPOINT {name}")
         try:
             yield self
         except BaseException:
-            self.pg.raw.execute(f"ROLLBACK TO SAVEPOINT {name}")
+            self.pg.command(f"ROLLBACK TO SAVEPOINT {name}")
             raise
         finally:
             self._savepoints -= 1
-        self.pg.raw.execute(f"RELEASE SAVEPOINT {name}")
+        self.pg.command(f"RELEASE SAVEPOINT {name}")
 
     def table_names(self, fts4: bool = False, fts5: bool = False) -> list[str]:
         from concord.store.catalog import PG_TABLES

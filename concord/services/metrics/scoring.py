@@ -41,8 +41,11 @@ __all__ = ["RunCancelled", "RunSummary", "ScoringError", "ScoringRequest", "Shar
            "build_evaluator", "parse_shard", "run_scoring"]
 
 
-class RunCancelled(BaseException):
-    """SIGTERM: stop now and record the run as cancelled (never caught as an Exception)."""
+class RunCancelled(KeyboardInterrupt):
+    """SIGTERM: stop now and record the run as cancelled (never caught as an Exception).
+
+    A KeyboardInterrupt so that a database driver treats it as Ctrl-C: psycopg cancels
+    the query it interrupts on the server instead of leaving the connection mid-command."""
 
 
 def build_evaluator(request: ScoringRequest) -> Evaluator:
