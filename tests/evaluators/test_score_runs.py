@@ -184,6 +184,30 @@ def test_sigterm_ends_the_run_as_cancelled(database_at, tmp_path, study_maker, t
     assert images[0]["n"] >= run["n_scored"]
 
 
+def test_a_step_whose_write_a_cancel_interrupts_is_not_counted(study, tiny_dirs,
+                                                                monkeypatch, capsys):
+    """SIGTERM inside a step's write rolls the step back; the run's count says so."""
+    from concord.services.metrics import score_output
+    from concord.services.metrics.scoring import RunCancelled
+
+    real, calls = score_output.write_scores, []
+
+    def cancelled_on_the_second_step(*args, **kwargs):
+        calls.append(real(*args, **kwargs))
+        if len(calls) == 2:
+            raise RunCancelled  # inside the step's transaction, after its rows went in
+        return calls[-1]
+
+    monkeypatch.setattr(score_output, "write_scores", cancelled_on_the_second_step)
+    assert _score(study, "--metric", "vqascore", "--model", str(tiny_dirs["llava"]),
+                  "--images-per-step", "2") == 143
+    assert "cancelled" in capsys.readouterr().out
+    [run] = _query(study, "SELECT status, n_scored, n_errors FROM runs")
+    stored = _query(study, "SELECT COUNT(DISTINCT image_id) AS n FROM metric_scores")
+    assert (run["status"], run["n_scored"], run["n_errors"]) == ("cancelled", 2, 0)
+    assert stored[0]["n"] == 2
+
+
 def _wait(check, proc, timeout=120):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

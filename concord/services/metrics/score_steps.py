@@ -124,9 +124,11 @@ def score_steps(evaluator: Evaluator, pending: list[ScoringItem], sink: Sink, co
             rows: list[ScoreRow] = []
             for res in results:
                 rows += result_rows(res, evaluator.name, evaluator.judge, options_key)
-            counts.scored += sum(res.error is None for res in results)
-            counts.errors += sum(res.error is not None for res in results)
-            counts.rows += sink.write(rows, run_id, counts.scored, counts.errors)
+            scored = counts.scored + sum(res.error is None for res in results)
+            errors = counts.errors + sum(res.error is not None for res in results)
+            # counted once written: a write a cancel interrupts (rolled back) is not scored
+            counts.rows += sink.write(rows, run_id, scored, errors)
+            counts.scored, counts.errors = scored, errors
             bar.update(len(part))
 
 
