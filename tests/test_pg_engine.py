@@ -499,3 +499,20 @@ def test_a_signal_during_a_query_cancels_it_and_the_run_can_record_its_end(url):
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         db.close()
+
+
+def test_a_query_another_thread_has_in_flight_is_waited_for_not_cancelled(url):
+    db = open_db(url)
+    try:
+        results = []
+        slow = threading.Thread(target=lambda: results.append(
+            db.execute("SELECT pg_sleep(1), 'slow'").fetchone()[1]))
+        slow.start()
+        while db.pg.raw.pgconn.transaction_status != psycopg.pq.TransactionStatus.ACTIVE:
+            if not slow.is_alive():
+                break
+        results.append(db.execute("SELECT 'second'").fetchone()[0])
+        slow.join()
+        assert sorted(results) == ["second", "slow"]
+    finally:
+        db.close()

@@ -294,13 +294,15 @@ class PgConnection:
         ("another command is already in progress"). The query is cancelled on the server
         and its results read, so an open transaction is left failed (its ROLLBACK works)
         rather than the connection unusable."""
-        raw = self.raw
-        if raw.closed or raw.pgconn.transaction_status != psycopg.pq.TransactionStatus.ACTIVE:
+        raw, active = self.raw, psycopg.pq.TransactionStatus.ACTIVE
+        if raw.closed or raw.pgconn.transaction_status != active:
             return raw
+        # under psycopg's lock: another thread's query in flight is waited for, not cancelled
         with sqlite_errors(), raw.lock:
-            raw.cancel_safe(timeout=5.0)
-            while raw.pgconn.get_result() is not None:
-                pass
+            if raw.pgconn.transaction_status == active:
+                raw.cancel_safe(timeout=5.0)
+                while raw.pgconn.get_result() is not None:
+                    pass
         return raw
 
     def rollback(self) -> None:
