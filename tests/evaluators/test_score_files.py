@@ -75,6 +75,42 @@ def test_a_rerun_resumes_from_its_file_and_repairs_a_torn_line(study, tiny_dirs,
     assert len([x for x in _lines(out) if x["type"] == "score"]) == 6
 
 
+def test_a_cancel_between_a_steps_rows_and_its_count_resumes_without_a_duplicate(
+        study, tiny_dirs, tmp_path, capsys, monkeypatch):
+    """SIGTERM after the second step's rows reached the file, before its count did: the
+    run records the first step only (never more than the file holds), and the rerun
+    scores just the images the file lacks."""
+    from concord.services.metrics import score_output
+    from concord.services.metrics.scoring import RunCancelled
+
+    out = tmp_path / "s.jsonl"
+    args = ["--metric", "vqascore", "--model", str(tiny_dirs["llava"]), "--output", str(out),
+            "--images-per-step", "2"]
+    real, calls = score_output.run_store.progress, []
+
+    def cancelled_at_the_second_count(*a, **kw):
+        calls.append(a)
+        if len(calls) == 2:
+            raise RunCancelled
+        return real(*a, **kw)
+
+    with monkeypatch.context() as m:
+        m.setattr(score_output.run_store, "progress", cancelled_at_the_second_count)
+        assert _score(study, *args) == 143
+    db = open_db(study)
+    try:
+        [run] = list(db.query("SELECT status, n_scored FROM runs"))
+    finally:
+        db.close()
+    assert (run["status"], run["n_scored"]) == ("cancelled", 2)
+    assert _lines(out)[-1] == {**_lines(out)[-1], "type": "end", "status": "cancelled"}
+    capsys.readouterr()
+    assert _score(study, *args) == 0
+    assert "scored 2 images" in capsys.readouterr().out
+    scored = [(x["prompt_id"], x["model"]) for x in _lines(out) if x["type"] == "score"]
+    assert len(scored) == len(set(scored)) == 6
+
+
 def test_shard_files_merge_exactly_once_like_a_direct_run(study, tiny_dirs, tmp_path, capsys,
                                                           study_maker):
     model = str(tiny_dirs["qwen2_5_vl"])
