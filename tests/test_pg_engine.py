@@ -3,6 +3,7 @@ refuses, and what survives a killed writer or a restarted server."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import threading
@@ -474,8 +475,6 @@ def test_a_command_left_running_by_an_interrupted_call_is_cancelled_not_stuck(ur
 
 def test_a_signal_during_a_query_cancels_it_and_the_run_can_record_its_end(url):
     """The metric run's case: SIGTERM arrives while a write waits on the server."""
-    import signal
-
     from concord.services.metrics.scoring import RunCancelled
 
     def interrupt(signum, frame):
